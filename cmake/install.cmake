@@ -1,0 +1,1 @@
+# Installed as a CMake package: find_package(redisync) gives redisync::redisync.

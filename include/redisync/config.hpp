@@ -1,0 +1,46 @@
+#pragma once
+
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace redisync {
+
+struct config {
+  // Where and how to connect.
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 6379;
+  std::string username;  // empty: the default user
+  std::string password;  // empty: no AUTH
+  int database = 0;
+  bool tls = false;
+  bool tls_verify_peer = true;
+  std::string tls_ca_file;  // empty: the system's default verify paths
+  std::string client_name = "redisync";
+
+  // Connection behaviour.
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds health_check_interval{2000};  // ping when idle this long; 0 = off
+  std::chrono::milliseconds reconnect_delay_min{50};
+  std::chrono::milliseconds reconnect_delay_max{2000};
+  std::chrono::milliseconds transient_retry_budget{10000};  // LOADING / BUSY resend window
+
+  // Locks.
+  std::chrono::milliseconds watchdog_lease{30000};      // lease of a lock acquired without one
+  std::chrono::milliseconds subscription_linger{1000};  // keep a channel after its last waiter
+  std::chrono::milliseconds wait_poll_cap{30000};       // longest sleep between two tries
+  std::chrono::milliseconds watchdog_tick{25};          // resolution of the timing wheel
+  std::uint32_t max_local_handoffs = 64;  // consecutive in-process hand-offs before a real release
+
+  // Parses redis://[user:password@]host[:port][/db] and rediss://... (TLS). Throws
+  // boost::system::system_error with error::invalid_argument on a malformed URL.
+  static config from_url(std::string_view url);
+  static config from_url(std::string_view url, boost::system::error_code& ec);
+
+  std::string endpoint() const;  // host:port, for logs
+};
+
+}  // namespace redisync

@@ -1,0 +1,62 @@
+#pragma once
+
+// The error codes of redisync and their category. Every asynchronous operation completes with a
+// boost::system::error_code first; codes from this enum belong to redisync::error_category().
+
+#include <boost/system/error_code.hpp>
+
+#include <string_view>
+#include <type_traits>
+
+namespace redisync {
+
+enum class error {
+  // Argument and usage errors (reported before any I/O).
+  invalid_argument = 1,
+  not_owner,       // release by an owner that does not hold the lock
+  not_held,        // a guard that was already released
+  lease_lost,      // the lease expired or the owner field vanished while held
+  timeout,         // a bounded wait ran out
+  // Connection state.
+  not_connected,   // no connection and the request asked not to wait for one
+  ambiguous,       // written, but the connection dropped before the reply: it may have run
+  connection_closed,
+  auth_failed,     // WRONGPASS, NOAUTH or NOPERM during the handshake: not retried
+  handshake_failed,
+  health_check_failed,
+  protocol_error,  // the server sent something that is not RESP3
+  // Server replies (mapped from the error prefix).
+  server_error,    // any other -ERR
+  wrong_type,      // WRONGTYPE
+  no_script,       // NOSCRIPT
+  read_only,       // READONLY
+  loading,         // LOADING (retried with backoff until the retry budget ends)
+  busy,            // BUSY (retried with backoff until the retry budget ends)
+  out_of_memory,   // OOM
+  no_replicas,     // NOREPLICAS
+  moved,           // MOVED
+  ask,             // ASK
+  try_again,       // TRYAGAIN
+  cluster_down,    // CLUSTERDOWN
+  no_permission,   // NOPERM
+  unexpected_reply,  // a reply of a shape the caller did not expect
+  replication_failed,  // fewer replicas acknowledged than required
+};
+
+boost::system::error_category const& error_category() noexcept;
+
+inline boost::system::error_code make_error_code(error e) noexcept {
+  return {static_cast<int>(e), error_category()};
+}
+
+// Maps a server error text ("WRONGTYPE Operation against ...") to its code by prefix.
+error error_from_server_text(std::string_view text) noexcept;
+
+// True for server errors that say "not now" rather than "never": the command did not run and may be
+// sent again after a pause.
+bool is_transient(error e) noexcept;
+
+}  // namespace redisync
+
+template <>
+struct boost::system::is_error_code_enum<redisync::error> : std::true_type {};

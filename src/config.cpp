@@ -1,0 +1,73 @@
+#include <redisync/config.hpp>
+#include <redisync/error.hpp>
+
+#include <boost/system/system_error.hpp>
+#include <boost/url/parse.hpp>
+
+#include <charconv>
+
+namespace redisync {
+
+config config::from_url(std::string_view url, boost::system::error_code& ec) {
+  config out;
+  auto const parsed = boost::urls::parse_uri(url);
+  if (!parsed) {
+    ec = error::invalid_argument;
+    return out;
+  }
+  auto const& u = *parsed;
+  if (u.scheme() == "rediss") {
+    out.tls = true;
+  } else if (u.scheme() != "redis") {
+    ec = error::invalid_argument;
+    return out;
+  }
+  if (u.encoded_host().empty()) {
+    ec = error::invalid_argument;
+    return out;
+  }
+  out.host = u.host_address();
+  if (u.has_port()) {
+    std::string_view const p = u.port();
+    unsigned v = 0;
+    auto const [end, rc] = std::from_chars(p.data(), p.data() + p.size(), v);
+    if (rc != std::errc{} || end != p.data() + p.size() || v == 0 || v > 65535) {
+      ec = error::invalid_argument;
+      return out;
+    }
+    out.port = static_cast<std::uint16_t>(v);
+  }
+  if (u.has_userinfo()) {
+    out.username = u.user();
+    out.password = u.password();
+    // redis://:secret@host means "default user, password secret".
+    if (!u.has_password()) std::swap(out.username, out.password);
+  }
+  std::string_view path = u.encoded_path();
+  if (!path.empty() && path != "/") {
+    path.remove_prefix(1);
+    int db = 0;
+    auto const [end, rc] = std::from_chars(path.data(), path.data() + path.size(), db);
+    if (rc != std::errc{} || end != path.data() + path.size() || db < 0) {
+      ec = error::invalid_argument;
+      return out;
+    }
+    out.database = db;
+  }
+  ec = {};
+  return out;
+}
+
+config config::from_url(std::string_view url) {
+  boost::system::error_code ec;
+  config out = from_url(url, ec);
+  if (ec) throw boost::system::system_error{ec, "redisync: bad Redis URL"};
+  return out;
+}
+
+std::string config::endpoint() const {
+  bool const ipv6 = host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+}  // namespace redisync

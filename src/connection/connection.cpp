@@ -1,0 +1,579 @@
+#include <redisync/connection.hpp>
+#include <redisync/resp/parser.hpp>
+
+#include "backoff.hpp"
+#include "stream.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <set>
+#include <variant>
+
+namespace redisync {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using clock_type = std::chrono::steady_clock;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr auto tuple_token = asio::as_tuple(asio::deferred);
+
+struct exec_entry {
+  enum class state : std::uint8_t { queued, written, retry_wait, done };
+
+  resp::request req;
+  response replies;
+  std::size_t replies_left = 0;
+  std::size_t pushes_left = 0;
+  detail::pending_handler<void(error_code, response)> handler;
+  late_reply_handler late;
+  state st = state::queued;
+  bool abandoned = false;  // the caller gave up after the request was written
+  unsigned retries = 0;
+  clock_type::time_point retry_deadline{};
+};
+
+using entry_ptr = std::shared_ptr<exec_entry>;
+
+bool is_confirmation(resp::value const& push) {
+  auto const e = push.elements();
+  return !e.empty() && e[0].is_string() && resp::is_subscribe_family(e[0].text());
+}
+
+bool all_transient(response const& replies) {
+  if (replies.empty()) return false;
+  for (auto const& r : replies) {
+    if (!r.is_error()) return false;
+    auto const code = error_from_server_text(r.text());
+    if (code != error::loading && code != error::busy) return false;
+  }
+  return true;
+}
+
+asio::awaitable<error_code> sleep_for(std::chrono::milliseconds d, error_code result) {
+  asio::steady_timer timer{co_await asio::this_coro::executor, d};
+  co_await timer.async_wait(tuple_token);
+  co_return result;
+}
+
+bool cancelled(asio::cancellation_state const& s) {
+  return s.cancelled() != asio::cancellation_type::none;
+}
+
+}  // namespace
+
+struct connection::impl : std::enable_shared_from_this<impl> {
+  impl(executor_type ex, config c)
+      : strand_{asio::make_strand(std::move(ex))}, cfg_{std::move(c)}, stream_{strand_, cfg_},
+        writer_wakeup_{strand_}, backoff_timer_{strand_} {
+    read_buffer_.resize(16 * 1024);
+  }
+
+  // ------------------------------------------------------------------ submission
+  void submit(entry_ptr e, bool priority) {
+    e->replies_left = e->req.expected_replies();
+    e->pushes_left = e->req.expected_pushes();
+    if (e->retry_deadline == clock_type::time_point{}) {
+      e->retry_deadline = clock_type::now() + cfg_.transient_retry_budget;
+    }
+    if (priority) {
+      priority_queue_.push_back(std::move(e));
+      wake_writer();
+      return;
+    }
+    if (run_state_ == run_state::stopped) {
+      // After stop() callers learn that there is no connection; after a fatal handshake error,
+      // which one.
+      bool const fatal = stop_reason_.category() == error_category();
+      finish_with(*e, fatal ? stop_reason_ : error_code{error::not_connected});
+      return;
+    }
+    if (!ready_ && !e->req.opts().wait_for_connection) {
+      finish_with(*e, error::not_connected);
+      return;
+    }
+    if (e->req.empty()) {
+      finish_with(*e, {});
+      return;
+    }
+    queue_.push_back(std::move(e));
+    if (ready_) wake_writer();
+  }
+
+  template <class Handler>
+  void exec_on_strand(resp::request req, Handler&& handler) {
+    auto e = std::make_shared<exec_entry>();
+    e->req = std::move(req);
+    e->handler = {asio::any_completion_handler<void(error_code, response)>{
+                      std::forward<Handler>(handler)},
+                  strand_};
+    submit(std::move(e), false);
+  }
+
+  void install_cancellation(entry_ptr const& e) {
+    auto slot = e->handler.cancellation_slot();
+    if (!slot.is_connected()) return;
+    slot.assign([weak = std::weak_ptr<exec_entry>{e}, self = shared_from_this()](
+                    asio::cancellation_type type) {
+      asio::post(self->strand_, [weak, self, type] {
+        if (auto e = weak.lock()) self->cancel(e, type);
+      });
+    });
+  }
+
+  void cancel(entry_ptr const& e, asio::cancellation_type type) {
+    using enum exec_entry::state;
+    switch (e->st) {
+      case queued:
+        std::erase(queue_, e);
+        finish_with(*e, asio::error::operation_aborted);
+        return;
+      case retry_wait:
+        finish_with(*e, asio::error::operation_aborted);
+        return;
+      case written:
+        // The command may already have run: only cancellation types that allow side effects.
+        if (!e->abandoned &&
+            (type & (asio::cancellation_type::terminal | asio::cancellation_type::partial)) !=
+                asio::cancellation_type::none) {
+          e->abandoned = true;
+          e->handler.complete(asio::error::operation_aborted, {});
+        }
+        return;
+      case done: return;
+    }
+  }
+
+  void finish_with(exec_entry& e, error_code ec) {
+    e.st = exec_entry::state::done;
+    if (e.abandoned) {
+      if (e.late) e.late(ec, std::move(e.replies));
+      return;
+    }
+    e.handler.complete(ec, ec ? response{} : std::move(e.replies));
+  }
+
+  // All replies of a request have arrived.
+  void finish(entry_ptr const& e) {
+    if (!e->abandoned && e->req.opts().retry_transient && all_transient(e->replies) &&
+        clock_type::now() < e->retry_deadline) {
+      schedule_retry(e);
+      return;
+    }
+    finish_with(*e, {});
+  }
+
+  void schedule_retry(entry_ptr const& e) {
+    e->st = exec_entry::state::retry_wait;
+    e->replies.clear();
+    auto const delay =
+        std::min(std::chrono::milliseconds{10 << std::min(e->retries, 6u)}, std::chrono::milliseconds{1000});
+    ++e->retries;
+    auto timer = std::make_shared<asio::steady_timer>(strand_, delay);
+    timer->async_wait([self = shared_from_this(), e, timer](error_code) {
+      if (e->st != exec_entry::state::retry_wait) return;
+      e->st = exec_entry::state::queued;
+      self->submit(e, false);
+    });
+  }
+
+  void wake_writer() { writer_wakeup_.cancel(); }
+
+  // ------------------------------------------------------------------ run loop
+  asio::awaitable<void> run_loop() {
+    auto self = shared_from_this();
+    detail::backoff delays{cfg_.reconnect_delay_min, cfg_.reconnect_delay_max};
+    error_code final_ec;
+    while (!stopping_) {
+      ++connect_attempts_;
+      auto connected = co_await (stream_.connect(cfg_) ||
+                                 sleep_for(cfg_.connect_timeout, asio::error::timed_out));
+      error_code ec = std::visit([](error_code e) { return e; }, connected);
+      if (!ec && !stopping_) {
+        last_read_ = clock_type::now();
+        auto ended = co_await (reader() || writer() || supervisor(delays));
+        ec = std::visit([](error_code e) { return e; }, ended);
+      }
+      teardown();
+      if (stopping_) {
+        final_ec = asio::error::operation_aborted;
+        break;
+      }
+      if (ec == error::auth_failed || ec == error::handshake_failed) {
+        final_ec = ec;
+        break;
+      }
+      backoff_timer_.expires_after(delays.next());
+      co_await backoff_timer_.async_wait(tuple_token);
+    }
+    stop_for_good(final_ec);
+  }
+
+  void stop_for_good(error_code ec) {
+    run_state_ = run_state::stopped;
+    stop_reason_ = ec;
+    for (auto& e : std::exchange(queue_, {})) finish_with(*e, ec);
+    for (auto& h : std::exchange(resubscribe_waiters_, {})) h.complete(ec);
+    run_handler_.complete(ec);
+  }
+
+  void teardown() {
+    ready_ = false;
+    ready_flag_ = false;
+    stream_.close();
+    parser_.reset();
+    read_begin_ = read_end_ = 0;
+    for (auto& e : std::exchange(in_flight_, {})) finish_with(*e, error::ambiguous);
+    for (auto& e : std::exchange(priority_queue_, {})) finish_with(*e, error::not_connected);
+    std::erase_if(queue_, [this](entry_ptr const& e) {
+      if (e->req.opts().wait_for_connection) return false;
+      finish_with(*e, error::not_connected);
+      return true;
+    });
+  }
+
+  asio::awaitable<error_code> reader() {
+    auto const& cs = co_await asio::this_coro::cancellation_state;
+    for (;;) {
+      if (read_end_ == read_buffer_.size()) {
+        if (read_begin_ > 0) {
+          std::memmove(read_buffer_.data(), read_buffer_.data() + read_begin_,
+                       read_end_ - read_begin_);
+          read_end_ -= read_begin_;
+          read_begin_ = 0;
+        } else {
+          read_buffer_.resize(read_buffer_.size() * 2);
+        }
+      }
+      auto [ec, n] = co_await stream_.read_some(
+          asio::buffer(read_buffer_.data() + read_end_, read_buffer_.size() - read_end_));
+      if (ec) co_return ec;
+      if (cancelled(cs)) co_return asio::error::operation_aborted;
+      last_read_ = clock_type::now();
+      read_end_ += n;
+      while (read_begin_ < read_end_) {
+        error_code pec;
+        std::size_t const used = parser_.feed(
+            std::string_view{read_buffer_.data() + read_begin_, read_end_ - read_begin_}, pec);
+        if (pec) co_return error::protocol_error;
+        read_begin_ += used;
+        if (!parser_.has_value()) break;
+        if (auto mec = on_message(parser_.take_value())) co_return mec;
+      }
+      if (read_begin_ == read_end_) read_begin_ = read_end_ = 0;
+    }
+  }
+
+  error_code on_message(resp::value v) {
+    if (v.kind() == resp::type::push) {
+      if (is_confirmation(v) && !in_flight_.empty() && in_flight_.front()->pushes_left > 0) {
+        auto const& e = in_flight_.front();
+        --e->pushes_left;
+        e->replies.push_back(std::move(v));
+        complete_front_if_done();
+      } else if (on_push_) {
+        on_push_(v);
+      }
+      return {};
+    }
+    if (in_flight_.empty()) return error::protocol_error;  // a reply nobody asked for
+    auto const& e = in_flight_.front();
+    if (e->replies_left > 0) {
+      --e->replies_left;
+    } else {
+      e->pushes_left = 0;  // an error instead of subscribe confirmations
+    }
+    e->replies.push_back(std::move(v));
+    complete_front_if_done();
+    return {};
+  }
+
+  void complete_front_if_done() {
+    auto e = in_flight_.front();
+    if (e->replies_left != 0 || e->pushes_left != 0) return;
+    in_flight_.pop_front();
+    finish(e);
+  }
+
+  bool has_writable() const noexcept {
+    return !priority_queue_.empty() || (ready_ && !queue_.empty());
+  }
+
+  void take_for_write(std::deque<entry_ptr>& from, std::size_t& count) {
+    while (!from.empty()) {
+      entry_ptr e = std::move(from.front());
+      from.pop_front();
+      write_buffer_ += e->req.payload();
+      e->st = exec_entry::state::written;
+      ++count;
+      if (e->replies_left == 0 && e->pushes_left == 0) {
+        finish_with(*e, {});
+      } else {
+        in_flight_.push_back(std::move(e));
+      }
+    }
+  }
+
+  asio::awaitable<error_code> writer() {
+    auto const& cs = co_await asio::this_coro::cancellation_state;
+    writer_wakeup_.expires_at(asio::steady_timer::time_point::max());
+    for (;;) {
+      if (!has_writable()) {
+        co_await writer_wakeup_.async_wait(tuple_token);
+        if (cancelled(cs)) co_return asio::error::operation_aborted;
+        continue;
+      }
+      write_buffer_.clear();
+      std::size_t count = 0;
+      take_for_write(priority_queue_, count);
+      if (ready_) take_for_write(queue_, count);
+      ++writes_;
+      requests_written_ += count;
+      auto [ec, n] = co_await stream_.write(asio::buffer(write_buffer_));
+      if (ec) co_return ec;
+      if (cancelled(cs)) co_return asio::error::operation_aborted;
+    }
+  }
+
+  asio::awaitable<std::tuple<error_code, response>> exec_priority(resp::request req) {
+    auto initiation = [self = shared_from_this()](auto handler, resp::request r) {
+      auto e = std::make_shared<exec_entry>();
+      e->req = std::move(r);
+      e->handler = {std::move(handler), self->strand_};
+      self->install_cancellation(e);
+      self->submit(std::move(e), true);
+    };
+    co_return co_await asio::async_initiate<decltype(tuple_token), void(error_code, response)>(
+        initiation, tuple_token, std::move(req));
+  }
+
+  resp::request handshake_request() const {
+    resp::request req;
+    std::string_view const user = cfg_.username.empty() ? "default" : cfg_.username;
+    if (cfg_.password.empty()) {
+      req.push("HELLO", "3", "SETNAME", cfg_.client_name);
+    } else {
+      req.push("HELLO", "3", "AUTH", user, cfg_.password, "SETNAME", cfg_.client_name);
+    }
+    if (cfg_.database != 0) req.push("SELECT", cfg_.database);
+    if (!channels_.empty()) req.push_range("SUBSCRIBE", channels_);
+    return req;
+  }
+
+  // Handshake, then health checks until the session ends.
+  asio::awaitable<error_code> supervisor(detail::backoff& delays) {
+    auto const& cs = co_await asio::this_coro::cancellation_state;
+    auto outcome = co_await (exec_priority(handshake_request()) ||
+                             sleep_for(cfg_.connect_timeout, error::timeout));
+    if (outcome.index() == 1) co_return error::timeout;
+    auto& [ec, replies] = std::get<0>(outcome);
+    if (ec) co_return ec;
+    std::size_t const checked = cfg_.database != 0 ? 2 : 1;
+    for (std::size_t i = 0; i < checked && i < replies.size(); ++i) {
+      if (!replies[i].is_error()) continue;
+      auto const code = error_from_server_text(replies[i].text());
+      if (code == error::loading || code == error::busy) co_return code;
+      co_return (code == error::auth_failed || code == error::no_permission ||
+                 replies[i].text().starts_with("ERR AUTH"))
+          ? error::auth_failed
+          : error::handshake_failed;
+    }
+    ready_ = true;
+    ready_flag_ = true;
+    ++connects_;
+    delays.reset();
+    wake_writer();
+    for (auto& h : std::exchange(resubscribe_waiters_, {})) h.complete({});
+    if (on_connect_) on_connect_();
+
+    asio::steady_timer timer{strand_};
+    auto const interval = cfg_.health_check_interval;
+    for (;;) {
+      if (interval.count() <= 0) {
+        timer.expires_at(asio::steady_timer::time_point::max());
+      } else {
+        timer.expires_after(interval);
+      }
+      co_await timer.async_wait(tuple_token);
+      if (cancelled(cs)) co_return asio::error::operation_aborted;
+      auto const idle = clock_type::now() - last_read_;
+      if (idle >= 2 * interval) co_return error::health_check_failed;
+      if (idle >= interval) {
+        auto ping = std::make_shared<exec_entry>();
+        ping->req.push("PING");
+        submit(std::move(ping), true);
+      }
+    }
+  }
+
+  asio::strand<executor_type> strand_;
+  config cfg_;
+  detail::stream stream_;
+  resp::parser parser_;
+  std::vector<char> read_buffer_;
+  std::size_t read_begin_ = 0;
+  std::size_t read_end_ = 0;
+  std::string write_buffer_;
+  std::deque<entry_ptr> priority_queue_;
+  std::deque<entry_ptr> queue_;
+  std::deque<entry_ptr> in_flight_;
+  asio::steady_timer writer_wakeup_;
+  asio::steady_timer backoff_timer_;
+  std::set<std::string> channels_;
+  std::vector<detail::pending_handler<void(error_code)>> resubscribe_waiters_;
+  push_handler on_push_;
+  connect_handler on_connect_;
+
+  enum class run_state : std::uint8_t { idle, running, stopped };
+  run_state run_state_ = run_state::idle;
+  error_code stop_reason_;
+  detail::pending_handler<void(error_code)> run_handler_;
+  bool ready_ = false;
+  bool stopping_ = false;
+  clock_type::time_point last_read_{};
+
+  std::atomic<bool> ready_flag_{false};
+  std::atomic<std::uint64_t> connects_{0};
+  std::atomic<std::uint64_t> connect_attempts_{0};
+  std::atomic<std::uint64_t> writes_{0};
+  std::atomic<std::uint64_t> requests_written_{0};
+};
+
+connection::connection(executor_type ex, config cfg)
+    : impl_{std::make_shared<impl>(std::move(ex), std::move(cfg))} {}
+
+connection::~connection() { stop(); }
+
+asio::strand<connection::executor_type> const& connection::strand() const noexcept {
+  return impl_->strand_;
+}
+
+connection::executor_type connection::get_executor() const noexcept { return impl_->strand_; }
+
+config const& connection::cfg() const noexcept { return impl_->cfg_; }
+
+void connection::start_run(asio::any_completion_handler<void(error_code)> h) {
+  detail::pending_handler<void(error_code)> handler{std::move(h), impl_->strand_};
+  auto slot = handler.cancellation_slot();
+  if (slot.is_connected()) {
+    slot.assign([weak = std::weak_ptr<impl>{impl_}](asio::cancellation_type) {
+      if (auto self = weak.lock()) {
+        asio::post(self->strand_, [self] {
+          self->stopping_ = true;
+          self->stream_.close();
+          self->backoff_timer_.cancel();
+        });
+      }
+    });
+  }
+  asio::post(impl_->strand_, [self = impl_, handler = std::move(handler)]() mutable {
+    if (self->run_state_ == impl::run_state::running) {
+      handler.complete(error::invalid_argument);
+      return;
+    }
+    self->run_state_ = impl::run_state::running;
+    self->stopping_ = false;
+    self->stop_reason_ = {};
+    self->run_handler_ = std::move(handler);
+    asio::co_spawn(self->strand_, self->run_loop(), asio::detached);
+  });
+}
+
+void connection::start_exec(resp::request req, late_reply_handler late,
+                            asio::any_completion_handler<void(error_code, response)> h) {
+  auto e = std::make_shared<exec_entry>();
+  e->req = std::move(req);
+  e->late = std::move(late);
+  e->handler = {std::move(h), impl_->strand_};
+  impl_->install_cancellation(e);
+  asio::post(impl_->strand_, [self = impl_, e = std::move(e)]() mutable {
+    self->submit(std::move(e), false);
+  });
+}
+
+void connection::start_subscription(bool subscribe, std::vector<std::string> channels,
+                                    asio::any_completion_handler<void(error_code)> h) {
+  detail::pending_handler<void(error_code)> handler{std::move(h), impl_->strand_};
+  asio::post(impl_->strand_, [self = impl_, subscribe, channels = std::move(channels),
+                                  handler = std::move(handler)]() mutable {
+    if (channels.empty()) {
+      handler.complete({});
+      return;
+    }
+    resp::request req;
+    if (subscribe) {
+      self->channels_.insert(channels.begin(), channels.end());
+      req.push_range("SUBSCRIBE", channels);
+    } else {
+      for (auto const& c : channels) self->channels_.erase(c);
+      req.opts().wait_for_connection = false;
+      req.push_range("UNSUBSCRIBE", channels);
+    }
+    auto on_reply = [self, subscribe, channels = std::move(channels),
+                     handler = std::move(handler)](error_code ec, response replies) mutable {
+      if (!ec) ec = check_replies(replies);
+      bool const lost_connection = ec == error::ambiguous || ec == error::not_connected;
+      if (subscribe && lost_connection && self->run_state_ != impl::run_state::stopped) {
+        // The next handshake subscribes every channel in the set; it confirms this one too.
+        self->resubscribe_waiters_.push_back(std::move(handler));
+        return;
+      }
+      if (subscribe && ec) {
+        for (auto const& c : channels) self->channels_.erase(c);
+      }
+      // A channel dropped while disconnected is not subscribed after the reconnect.
+      handler.complete(!subscribe && lost_connection ? error_code{} : ec);
+    };
+    self->exec_on_strand(std::move(req), std::move(on_reply));
+  });
+}
+
+void connection::set_push_handler(push_handler h) {
+  asio::dispatch(impl_->strand_,
+                 [self = impl_, h = std::move(h)]() mutable { self->on_push_ = std::move(h); });
+}
+
+void connection::set_connect_handler(connect_handler h) {
+  asio::dispatch(impl_->strand_,
+                 [self = impl_, h = std::move(h)]() mutable { self->on_connect_ = std::move(h); });
+}
+
+void connection::stop() {
+  asio::post(impl_->strand_, [self = impl_] {
+    self->stopping_ = true;
+    self->stream_.close();
+    self->backoff_timer_.cancel();
+    if (self->run_state_ == impl::run_state::idle) self->stop_for_good(asio::error::operation_aborted);
+  });
+}
+
+void connection::drop() {
+  asio::post(impl_->strand_, [self = impl_] { self->stream_.close(); });
+}
+
+bool connection::is_ready() const noexcept { return impl_->ready_flag_; }
+
+connection_stats connection::stats() const noexcept {
+  return {impl_->connects_, impl_->connect_attempts_, impl_->writes_, impl_->requests_written_};
+}
+
+error_code check_replies(response const& replies) noexcept {
+  for (auto const& r : replies) {
+    if (r.is_error()) return error_from_server_text(r.text());
+  }
+  return {};
+}
+
+}  // namespace redisync

@@ -1,0 +1,83 @@
+#include <redisync/error.hpp>
+
+#include <array>
+#include <utility>
+
+namespace redisync {
+namespace {
+
+class category_impl final : public boost::system::error_category {
+ public:
+  char const* name() const noexcept override { return "redisync"; }
+
+  std::string message(int ev) const override {
+    switch (static_cast<error>(ev)) {
+      case error::invalid_argument: return "invalid argument";
+      case error::not_owner: return "the lock is not held by this owner";
+      case error::not_held: return "this hold was already released";
+      case error::lease_lost: return "the lease was lost";
+      case error::timeout: return "timed out";
+      case error::not_connected: return "not connected to Redis";
+      case error::ambiguous: return "the connection dropped after the command was sent; it may have run";
+      case error::connection_closed: return "the connection was closed";
+      case error::auth_failed: return "authentication failed";
+      case error::handshake_failed: return "the connection handshake failed";
+      case error::health_check_failed: return "the server did not answer the health check";
+      case error::protocol_error: return "the server reply is not valid RESP3";
+      case error::server_error: return "the server replied with an error";
+      case error::wrong_type: return "the key holds a value of the wrong type";
+      case error::no_script: return "the script is not loaded on the server";
+      case error::read_only: return "the server is a read-only replica";
+      case error::loading: return "the server is loading its dataset";
+      case error::busy: return "the server is busy running a script";
+      case error::out_of_memory: return "the server is out of memory";
+      case error::no_replicas: return "not enough replicas";
+      case error::moved: return "the key moved to another cluster node";
+      case error::ask: return "the key is migrating to another cluster node";
+      case error::try_again: return "the cluster asked to try again";
+      case error::cluster_down: return "the cluster is down";
+      case error::no_permission: return "the user has no permission for this command";
+      case error::unexpected_reply: return "the server reply has an unexpected shape";
+      case error::replication_failed: return "fewer replicas acknowledged the write than required";
+    }
+    return "unknown redisync error";
+  }
+};
+
+}  // namespace
+
+boost::system::error_category const& error_category() noexcept {
+  static category_impl const instance;
+  return instance;
+}
+
+error error_from_server_text(std::string_view text) noexcept {
+  static constexpr std::array<std::pair<std::string_view, error>, 14> prefixes{{
+      {"WRONGTYPE", error::wrong_type},
+      {"NOSCRIPT", error::no_script},
+      {"READONLY", error::read_only},
+      {"LOADING", error::loading},
+      {"BUSY", error::busy},
+      {"OOM", error::out_of_memory},
+      {"NOREPLICAS", error::no_replicas},
+      {"MOVED", error::moved},
+      {"ASK", error::ask},
+      {"TRYAGAIN", error::try_again},
+      {"CLUSTERDOWN", error::cluster_down},
+      {"NOAUTH", error::auth_failed},
+      {"WRONGPASS", error::auth_failed},
+      {"NOPERM", error::no_permission},
+  }};
+  std::string_view const word = text.substr(0, text.find(' '));
+  for (auto const& [prefix, code] : prefixes) {
+    if (word == prefix) return code;
+  }
+  return error::server_error;
+}
+
+bool is_transient(error e) noexcept {
+  return e == error::loading || e == error::busy || e == error::try_again ||
+         e == error::cluster_down;
+}
+
+}  // namespace redisync

@@ -1,0 +1,198 @@
+#include "process/redis_server.hpp"
+
+#include <redisync/resp/parser.hpp>
+#include <redisync/resp/request.hpp>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <fmt/core.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace redisync::process {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+std::uint16_t free_loopback_port() {
+  asio::io_context ctx;
+  tcp::acceptor acceptor{ctx, tcp::endpoint{asio::ip::make_address("127.0.0.1"), 0}};
+  return acceptor.local_endpoint().port();
+}
+
+namespace {
+
+std::filesystem::path make_temp_dir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "redisync-redis-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error{"mkdtemp failed"};
+  return pattern;
+}
+
+resp::value exchange(std::uint16_t port, resp::request const& req, std::size_t replies) {
+  asio::io_context ctx;
+  tcp::socket socket{ctx};
+  socket.connect(tcp::endpoint{asio::ip::make_address("127.0.0.1"), port});
+  asio::write(socket, asio::buffer(req.payload()));
+  resp::parser parser;
+  std::string buffer;
+  char chunk[4096];
+  resp::value last;
+  while (replies > 0) {
+    boost::system::error_code ec;
+    std::size_t const used = parser.feed(buffer, ec);
+    if (ec) throw std::runtime_error{"bad reply from redis-server: " + ec.message()};
+    buffer.erase(0, used);
+    if (parser.has_value()) {
+      last = parser.take_value();
+      --replies;
+      continue;
+    }
+    std::size_t const n = socket.read_some(asio::buffer(chunk));
+    buffer.append(chunk, n);
+  }
+  return last;
+}
+
+}  // namespace
+
+redis_server::redis_server(redis_options options) : options_{std::move(options)} {
+  dir_ = make_temp_dir();
+  start();
+}
+
+redis_server::~redis_server() {
+  try {
+    stop();
+  } catch (...) {
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(dir_, ignored);
+}
+
+std::string redis_server::url() const {
+  if (options_.password.empty()) return fmt::format("redis://127.0.0.1:{}", port_);
+  return fmt::format("redis://:{}@127.0.0.1:{}", options_.password, port_);
+}
+
+void redis_server::start() {
+  if (pid_ > 0) return;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (port_ == 0 || attempt > 0) port_ = free_loopback_port();
+    std::vector<std::string> args{"redis-server",
+                                  "--port", std::to_string(port_),
+                                  "--bind", "127.0.0.1",
+                                  "--save", "",
+                                  "--appendonly", "no",
+                                  "--daemonize", "no",
+                                  "--dir", dir_.string(),
+                                  "--logfile", (dir_ / "redis.log").string()};
+    if (options_.replica_of != 0) {
+      args.insert(args.end(), {"--replicaof", "127.0.0.1", std::to_string(options_.replica_of)});
+    }
+    if (!options_.password.empty()) {
+      args.insert(args.end(), {"--requirepass", options_.password});
+      if (options_.replica_of != 0) args.insert(args.end(), {"--masterauth", options_.password});
+    }
+    args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (::posix_spawnp(&pid_, "redis-server", nullptr, nullptr, argv.data(), environ) != 0) {
+      pid_ = -1;
+      throw std::runtime_error{"cannot start redis-server (is it installed?)"};
+    }
+    try {
+      wait_until_ready();
+      return;
+    } catch (std::exception const&) {
+      // Most likely another process took the port between our probe and the bind: try another.
+      kill_hard();
+    }
+  }
+  throw std::runtime_error{fmt::format("redis-server did not start; see {}/redis.log", dir_.string())};
+}
+
+void redis_server::wait_until_ready() {
+  auto const deadline = std::chrono::steady_clock::now() + options_.start_timeout;
+  for (;;) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      throw std::runtime_error{"redis-server exited during start-up"};
+    }
+    try {
+      auto const reply = command({"PING"});
+      if (!reply.is_error() || reply.text().starts_with("NOAUTH")) return;
+    } catch (std::exception const&) {
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error{"redis-server did not answer PING in time"};
+    }
+    // Polling a port that is not open yet: nothing to wait on but time.
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  }
+}
+
+resp::value redis_server::command(std::vector<std::string> const& args) const {
+  resp::request req;
+  std::size_t replies = 1;
+  if (!options_.password.empty()) {
+    req.push("AUTH", options_.password);
+    ++replies;
+  }
+  std::vector<std::string_view> tail(args.begin() + 1, args.end());
+  req.push_range(args.front(), tail);
+  return exchange(port_, req, replies);
+}
+
+resp::value redis_server::command(std::initializer_list<std::string_view> args) const {
+  return command(std::vector<std::string>(args.begin(), args.end()));
+}
+
+void redis_server::send_signal(int signal) const {
+  if (pid_ > 0) ::kill(pid_, signal);
+}
+
+void redis_server::reap(std::chrono::milliseconds grace) {
+  auto const deadline = std::chrono::steady_clock::now() + grace;
+  for (;;) {
+    int status = 0;
+    pid_t const r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || r < 0) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  }
+  pid_ = -1;
+}
+
+void redis_server::kill_hard() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGCONT);
+  ::kill(pid_, SIGKILL);
+  reap(std::chrono::milliseconds{5000});
+}
+
+void redis_server::stop() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGCONT);
+  ::kill(pid_, SIGTERM);
+  reap(std::chrono::milliseconds{5000});
+}
+
+}  // namespace redisync::process

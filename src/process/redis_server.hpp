@@ -1,0 +1,63 @@
+#pragma once
+
+// A private redis-server process on a free loopback port, for tests and for `redisync demo`.
+// Started without persistence in its own temporary directory, waited for until it answers PING,
+// and stopped by its PID.
+
+#include <redisync/resp/value.hpp>
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redisync::process {
+
+struct redis_options {
+  std::vector<std::string> extra_args;  // appended to the command line ("--requirepass", "x")
+  std::uint16_t replica_of = 0;         // port of a master on 127.0.0.1, or 0
+  std::string password;                 // used by command() and to build url()
+  std::chrono::milliseconds start_timeout{10000};
+};
+
+class redis_server {
+ public:
+  explicit redis_server(redis_options options = {});
+  ~redis_server();
+  redis_server(redis_server const&) = delete;
+  redis_server& operator=(redis_server const&) = delete;
+
+  std::uint16_t port() const noexcept { return port_; }
+  pid_t pid() const noexcept { return pid_; }
+  std::string url() const;
+  std::filesystem::path const& dir() const noexcept { return dir_; }
+
+  // One command on a fresh blocking connection; returns the reply (errors are replies).
+  resp::value command(std::vector<std::string> const& args) const;
+  resp::value command(std::initializer_list<std::string_view> args) const;
+
+  void send_signal(int signal) const;  // SIGSTOP, SIGCONT, ...
+  void kill_hard();                    // SIGKILL and reap: data without persistence is gone
+  void stop();                         // SIGTERM and reap
+  void start();                        // (re)start on the same port with the same options
+  bool running() const noexcept { return pid_ > 0; }
+
+ private:
+  void wait_until_ready();
+  void reap(std::chrono::milliseconds grace);
+
+  redis_options options_;
+  std::filesystem::path dir_;
+  std::uint16_t port_ = 0;
+  pid_t pid_ = -1;
+};
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+std::uint16_t free_loopback_port();
+
+}  // namespace redisync::process

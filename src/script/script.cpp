@@ -1,0 +1,44 @@
+#include "script/script.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/deferred.hpp>
+
+namespace redisync::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+resp::request script_request(script const& s, script_args const& args, bool by_digest) {
+  resp::request req;
+  std::vector<std::string_view> tail;
+  tail.reserve(args.keys.size() + args.argv.size());
+  tail.insert(tail.end(), args.keys.begin(), args.keys.end());
+  tail.insert(tail.end(), args.argv.begin(), args.argv.end());
+  if (by_digest) {
+    req.push_range("EVALSHA", tail, s.sha1, args.keys.size());
+  } else {
+    req.push_range("EVAL", tail, s.source, args.keys.size());
+  }
+  return req;
+}
+
+asio::awaitable<std::tuple<error_code, resp::value>> run_script(connection& conn, script const& s,
+                                                                script_args const& args,
+                                                                late_reply_handler late) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    bool const by_digest = attempt == 0;
+    auto [ec, replies] = co_await conn.exec(script_request(s, args, by_digest), late,
+                                            asio::as_tuple(asio::deferred));
+    if (ec) co_return std::tuple{ec, resp::value{}};
+    if (replies.size() != 1) co_return std::tuple{error_code{error::unexpected_reply}, resp::value{}};
+    resp::value& reply = replies.front();
+    if (!reply.is_error()) co_return std::tuple{error_code{}, std::move(reply)};
+    error const code = error_from_server_text(reply.text());
+    if (code != error::no_script || !by_digest) {
+      co_return std::tuple{error_code{code}, std::move(reply)};
+    }
+  }
+  co_return std::tuple{error_code{error::no_script}, resp::value{}};
+}
+
+}  // namespace redisync::detail

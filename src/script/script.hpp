@@ -1,0 +1,37 @@
+#pragma once
+
+// Lua scripts embedded at build time, run by EVALSHA with a transparent EVAL fallback.
+
+#include <redisync/connection.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace redisync::detail {
+
+struct script {
+  std::string_view name;
+  std::string_view sha1;
+  std::string_view source;
+};
+
+struct script_args {
+  std::vector<std::string> keys;
+  std::vector<std::string> argv;
+};
+
+// The EVALSHA (or EVAL) command for one call.
+resp::request script_request(script const& s, script_args const& args, bool by_digest);
+
+// Runs the script and returns its reply, or a typed error for a transport failure or a server
+// error reply. A NOSCRIPT reply (after SCRIPT FLUSH or a restart) is answered by sending the body
+// with EVAL, which also loads it for later EVALSHA calls. `late` receives the reply of a call
+// whose caller was cancelled after it was written.
+boost::asio::awaitable<std::tuple<boost::system::error_code, resp::value>> run_script(
+    connection& conn, script const& s, script_args const& args, late_reply_handler late = {});
+
+}  // namespace redisync::detail
