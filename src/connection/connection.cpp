@@ -361,7 +361,8 @@ struct connection::impl : std::enable_shared_from_this<impl> {
 
   resp::request handshake_request() const {
     resp::request req;
-    std::string_view const user = cfg_.username.empty() ? "default" : cfg_.username;
+    std::string_view const user =
+        cfg_.username.empty() ? std::string_view{"default"} : std::string_view{cfg_.username};
     if (cfg_.password.empty()) {
       req.push("HELLO", "3", "SETNAME", cfg_.client_name);
     } else {

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -109,7 +110,15 @@ void redis_server::start() {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    if (::posix_spawnp(&pid_, "redis-server", nullptr, nullptr, argv.data(), environ) != 0) {
+    // The server logs to its file; it must not hold the caller's stdout (a pipe to a test runner).
+    posix_spawn_file_actions_t actions;
+    ::posix_spawn_file_actions_init(&actions);
+    for (int fd : {0, 1, 2}) {
+      ::posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
+    }
+    int const spawned = ::posix_spawnp(&pid_, "redis-server", &actions, nullptr, argv.data(), environ);
+    ::posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) {
       pid_ = -1;
       throw std::runtime_error{"cannot start redis-server (is it installed?)"};
     }

@@ -33,6 +33,17 @@ class pending_handler<void(Args...)> {
                                   boost::asio::execution::outstanding_work.tracked)},
         handler_{std::move(handler)} {}
 
+  pending_handler(pending_handler&&) noexcept = default;
+  // Asio 1.26's any_completion_handler move assignment wraps the source in a new handler and
+  // recurses without end; swapping avoids it.
+  pending_handler& operator=(pending_handler&& other) noexcept {
+    work_ = std::move(other.work_);
+    other.work_.reset();
+    handler_ = nullptr;
+    handler_.swap(other.handler_);
+    return *this;
+  }
+
   explicit operator bool() const noexcept { return static_cast<bool>(handler_); }
 
   boost::asio::cancellation_slot cancellation_slot() const noexcept {

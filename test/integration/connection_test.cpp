@@ -1,0 +1,486 @@
+// The connection against a real redis-server (and a scripted fake server for injected errors).
+
+#include <redisync/connection.hpp>
+
+#include "process/redis_server.hpp"
+#include "script/script.hpp"
+#include "support/async_test.hpp"
+#include "support/fake_redis.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/unit_test.hpp>
+#include <fmt/core.h>
+
+#include <atomic>
+#include <optional>
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using redisync::config;
+using redisync::connection;
+using redisync::response;
+using redisync::resp::request;
+using redisync::test::event;
+using redisync::test::run_async;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+config config_for(redisync::process::redis_server const& redis) {
+  auto cfg = config::from_url(redis.url());
+  cfg.reconnect_delay_min = 10ms;
+  cfg.reconnect_delay_max = 100ms;
+  return cfg;
+}
+
+request command(auto const&... args) {
+  request req;
+  req.push(args...);
+  return req;
+}
+
+// The id of the client named `name`, from CLIENT LIST.
+std::string client_id(redisync::process::redis_server const& redis, std::string_view name) {
+  std::string const list{redis.command({"CLIENT", "LIST"}).text()};
+  std::size_t pos = 0;
+  while (pos < list.size()) {
+    std::size_t const end = list.find('\n', pos);
+    std::string_view line{list.data() + pos, (end == std::string::npos ? list.size() : end) - pos};
+    if (line.find(" name=" + std::string{name} + " ") != std::string_view::npos) {
+      auto const id_start = line.find("id=") + 3;
+      return std::string{line.substr(id_start, line.find(' ', id_start) - id_start)};
+    }
+    pos = end == std::string::npos ? list.size() : end + 1;
+  }
+  return {};
+}
+
+void kill_client(redisync::process::redis_server const& redis, std::string_view name) {
+  auto const id = client_id(redis, name);
+  BOOST_TEST_REQUIRE(!id.empty());
+  redis.command({"CLIENT", "KILL", "ID", id});
+}
+
+// Starts run() and records how it ended; a test stops it before its body returns.
+struct running {
+  connection& conn;
+  std::optional<error_code> ended;
+  event done;
+  explicit running(connection& c) : conn{c}, done{c.get_executor()} {
+    conn.run([this](error_code ec) {
+      ended = ec;
+      done.notify();
+    });
+  }
+  asio::awaitable<void> stop() {
+    conn.stop();
+    BOOST_TEST_REQUIRE(co_await done.wait(10s));
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(connection_against_redis)
+
+BOOST_AUTO_TEST_CASE(ten_thousand_concurrent_execs_from_100_coroutines_get_their_own_replies) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    connection conn{ctx.get_executor(), config_for(redis)};
+    running r{conn};
+    std::atomic<int> mismatches{0};
+    std::atomic<int> replies{0};
+    auto worker = [&](int w) -> asio::awaitable<void> {
+      using op_type = decltype(conn.exec(request{}, asio::deferred));
+      std::vector<op_type> ops;
+      for (int i = 0; i < 100; ++i) {
+        ops.push_back(conn.exec(command("ECHO", fmt::format("{}-{}", w, i)), asio::deferred));
+      }
+      auto group = asio::experimental::make_parallel_group(std::move(ops));
+      auto [completion_order, errors, values] =
+          co_await group.async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        ++replies;
+        if (errors[i] || values[i].size() != 1 ||
+            values[i][0].text() != fmt::format("{}-{}", w, i)) {
+          ++mismatches;
+        }
+      }
+    };
+    std::vector<decltype(asio::co_spawn(ctx, worker(0), asio::deferred))> workers;
+    for (int w = 0; w < 100; ++w) workers.push_back(asio::co_spawn(ctx, worker(w), asio::deferred));
+    auto [order, exceptions] = co_await asio::experimental::make_parallel_group(std::move(workers))
+        .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
+    for (auto const& e : exceptions) BOOST_TEST(!e);
+    BOOST_TEST(replies.load() == 10000);
+    BOOST_TEST(mismatches.load() == 0);
+    // Auto-pipelining: far fewer socket writes than requests.
+    BOOST_TEST(conn.stats().writes < 5000u);
+    co_await r.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(client_kill_under_load_gives_ambiguous_or_a_correct_reply_never_a_wrong_one) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto cfg = config_for(redis);
+    cfg.client_name = "victim";
+    connection conn{ctx.get_executor(), cfg};
+    running r{conn};
+    int ok = 0, ambiguous = 0, wrong = 0, other = 0;
+    bool stop = false;
+    auto worker = [&](int w) -> asio::awaitable<void> {
+      for (int i = 0; !stop; ++i) {
+        auto const expected = fmt::format("{}-{}", w, i);
+        auto [ec, replies] = co_await conn.exec(command("ECHO", expected), tuple_awaitable);
+        if (!ec) {
+          (replies.size() == 1 && replies[0].text() == expected) ? ++ok : ++wrong;
+        } else if (ec == redisync::error::ambiguous) {
+          ++ambiguous;
+        } else {
+          ++other;
+        }
+      }
+    };
+    for (int w = 0; w < 20; ++w) asio::co_spawn(ctx, worker(w), asio::detached);
+    // Kill the connection three times while the workers keep it busy.
+    for (int kill = 0; kill < 3; ++kill) {
+      int const before = ok;
+      while (ok < before + 500) co_await redisync::test::sleep_for(1ms);
+      kill_client(redis, "victim");
+    }
+    int const before = ok;
+    while (ok < before + 500) co_await redisync::test::sleep_for(1ms);
+    stop = true;
+    co_await redisync::test::sleep_for(50ms);
+    BOOST_TEST(wrong == 0);
+    BOOST_TEST(other == 0);
+    BOOST_TEST(ambiguous > 0);
+    BOOST_TEST(conn.stats().connects >= 4u);
+    co_await r.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(written_request_gets_ambiguous_when_the_connection_drops) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto cfg = config_for(redis);
+    cfg.client_name = "blocked";
+    cfg.health_check_interval = 0ms;  // BLPOP blocks the connection on purpose
+    connection conn{ctx.get_executor(), cfg};
+    running r{conn};
+    co_await conn.exec(command("PING"), asio::use_awaitable);
+    std::optional<error_code> result;
+    event replied{ctx.get_executor()};
+    conn.exec(command("BLPOP", "never", "0"), [&](error_code ec, response) {
+      result = ec;
+      replied.notify();
+    });
+    // The BLPOP is written once CLIENT LIST shows it blocked.
+    while (redis.command({"INFO", "clients"}).text().find("blocked_clients:1") == std::string::npos) {
+      co_await redisync::test::sleep_for(2ms);
+    }
+    kill_client(redis, "blocked");
+    BOOST_TEST_REQUIRE(co_await replied.wait(10s));
+    BOOST_TEST((*result == redisync::error::ambiguous));
+    co_await r.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(unwritten_request_waits_for_the_reconnect_or_fails_as_its_options_say) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    connection conn{ctx.get_executor(), config_for(redis)};
+    running r{conn};
+    co_await conn.exec(command("PING"), asio::use_awaitable);
+    redis.stop();
+    while (conn.is_ready()) co_await redisync::test::sleep_for(1ms);
+
+    request fail_fast{request::options{.wait_for_connection = false}};
+    fail_fast.push("PING");
+    auto [ec1, r1] = co_await conn.exec(std::move(fail_fast), tuple_awaitable);
+    BOOST_TEST((ec1 == redisync::error::not_connected));
+
+    std::optional<error_code> waited;
+    event replied{ctx.get_executor()};
+    conn.exec(command("SET", "after", "reconnect"), [&](error_code ec, response) {
+      waited = ec;
+      replied.notify();
+    });
+    co_await redisync::test::sleep_for(50ms);
+    BOOST_TEST(!replied.is_set());
+    redis.start();
+    BOOST_TEST_REQUIRE(co_await replied.wait(10s));
+    BOOST_TEST(!*waited);
+    BOOST_TEST(redis.command({"GET", "after"}).text() == "reconnect");
+    co_await r.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(cancelling_an_unwritten_request_removes_it) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    connection conn{ctx.get_executor(), config_for(redis)};
+    asio::cancellation_signal signal;
+    std::optional<error_code> result;
+    // run() has not started: the request sits in the queue.
+    conn.exec(command("INCR", "counter"),
+              asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, response) { result = ec; }));
+    co_await redisync::test::sleep_for(10ms);
+    signal.emit(asio::cancellation_type::total);
+    co_await redisync::test::sleep_for(10ms);
+    BOOST_TEST_REQUIRE(result.has_value());
+    BOOST_TEST((*result == asio::error::operation_aborted));
+    running r{conn};
+    co_await conn.exec(command("PING"), asio::use_awaitable);
+    BOOST_TEST(redis.command({"EXISTS", "counter"}).integer() == 0);
+    co_await r.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(cancelling_a_written_request_completes_at_once_and_hands_the_late_reply_over) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto cfg = config_for(redis);
+    cfg.health_check_interval = 0ms;
+    connection conn{ctx.get_executor(), cfg};
+    running r{conn};
+    co_await conn.exec(command("PING"), asio::use_awaitable);
+    asio::cancellation_signal signal;
+    std::optional<error_code> result;
+    response late_replies;
+    event late{ctx.get_executor()};
+    conn.exec(command("BLPOP", "list", "0"),
+              [&](error_code ec, response replies) {
+                BOOST_TEST(!ec);
+                late_replies = std::move(replies);
+                late.notify();
+              },
+              asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, response) { result = ec; }));
+    while (redis.command({"INFO", "clients"}).text().find("blocked_clients:1") == std::string::npos) {
+      co_await redisync::test::sleep_for(2ms);
+    }
+    signal.emit(asio::cancellation_type::terminal);
+    co_await redisync::test::sleep_for(10ms);
+    BOOST_TEST_REQUIRE(result.has_value());
+    BOOST_TEST((*result == asio::error::operation_aborted));
+    BOOST_TEST(!late.is_set());
+    redis.command({"RPUSH", "list", "x"});
+    BOOST_TEST_REQUIRE(co_await late.wait(10s));
+    BOOST_TEST_REQUIRE(late_replies.size() == 1u);
+    BOOST_TEST(late_replies[0].elements()[1].text() == "x");
+    // Later requests are still matched to their own replies.
+    auto replies = co_await conn.exec(command("ECHO", "next"), asio::use_awaitable);
+    BOOST_TEST(replies[0].text() == "next");
+    co_await r.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(pushes_arrive_on_the_same_connection_while_commands_flow) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    connection conn{ctx.get_executor(), config_for(redis)};
+    running r{conn};
+    std::vector<std::string> messages;
+    conn.set_push_handler([&](redisync::resp::value const& push) {
+      auto const e = push.elements();
+      if (e.size() == 3 && e[0].text() == "message") messages.emplace_back(e[2].text());
+    });
+    std::vector<std::string> const channels{"news"};  // GCC 12: no braced lists inside co_await
+    co_await conn.subscribe(channels, asio::use_awaitable);
+    for (int i = 0; i < 200; ++i) {
+      request req;
+      req.push("PUBLISH", "news", std::to_string(i));
+      req.push("ECHO", fmt::format("echo-{}", i));
+      auto replies = co_await conn.exec(std::move(req), asio::use_awaitable);
+      BOOST_TEST_REQUIRE(replies.size() == 2u);
+      BOOST_TEST(replies[0].integer() == 1);
+      BOOST_TEST(replies[1].text() == fmt::format("echo-{}", i));
+    }
+    co_await conn.exec(command("PING"), asio::use_awaitable);
+    BOOST_TEST_REQUIRE(messages.size() == 200u);
+    for (int i = 0; i < 200; ++i) BOOST_TEST(messages[i] == std::to_string(i));
+    co_await conn.unsubscribe(channels, asio::use_awaitable);
+    BOOST_TEST(redis.command({"PUBSUB", "NUMSUB", "news"}).elements()[1].integer() == 0);
+    co_await r.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(channels_are_subscribed_again_after_a_reconnect) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto cfg = config_for(redis);
+    cfg.client_name = "subscriber";
+    connection conn{ctx.get_executor(), cfg};
+    running r{conn};
+    event message{ctx.get_executor()};
+    event connected{ctx.get_executor()};
+    conn.set_push_handler([&](redisync::resp::value const& push) {
+      auto const e = push.elements();
+      if (e.size() == 3 && e[0].text() == "message" && e[2].text() == "after") message.notify();
+    });
+    conn.set_connect_handler([&] { connected.notify(); });
+    std::vector<std::string> const channels{"events"};
+    co_await conn.subscribe(channels, asio::use_awaitable);
+    connected.reset();
+    kill_client(redis, "subscriber");
+    BOOST_TEST_REQUIRE(co_await connected.wait(10s));
+    // The handshake re-subscribed; a round trip after it proves the confirmation was consumed.
+    co_await conn.exec(command("PING"), asio::use_awaitable);
+    BOOST_TEST(redis.command({"PUBLISH", "events", "after"}).integer() == 1);
+    BOOST_TEST(co_await message.wait(10s));
+    co_await r.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(wrong_password_fails_fast_with_a_typed_error_and_does_not_reconnect) {
+  redisync::process::redis_options options;
+  options.password = "right";
+  redisync::process::redis_server redis{options};
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto cfg = config_for(redis);
+    cfg.password = "wrong";
+    connection conn{ctx.get_executor(), cfg};
+    running r{conn};
+    auto [ec, replies] = co_await conn.exec(command("PING"), tuple_awaitable);
+    BOOST_TEST((ec == redisync::error::auth_failed), ec.message());
+    BOOST_TEST_REQUIRE(co_await r.done.wait(10s));
+    BOOST_TEST((*r.ended == redisync::error::auth_failed));
+    BOOST_TEST(conn.stats().connect_attempts == 1u);
+    // Later requests fail at once with the same reason.
+    auto [ec2, replies2] = co_await conn.exec(command("PING"), tuple_awaitable);
+    BOOST_TEST((ec2 == redisync::error::auth_failed));
+  });
+}
+
+BOOST_AUTO_TEST_CASE(password_and_database_from_the_url_are_used) {
+  redisync::process::redis_options options;
+  options.password = "s3cret";
+  redisync::process::redis_server redis{options};
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto cfg = config::from_url(fmt::format("redis://default:s3cret@127.0.0.1:{}/3", redis.port()));
+    cfg.client_name = "named-client";
+    connection conn{ctx.get_executor(), cfg};
+    running r{conn};
+    co_await conn.exec(command("SET", "in-db-3", "1"), asio::use_awaitable);
+    BOOST_TEST(redis.command({"SELECT", "3"}).text() == "OK");
+    auto name = co_await conn.exec(command("CLIENT", "GETNAME"), asio::use_awaitable);
+    BOOST_TEST(name[0].text() == "named-client");
+    auto db = co_await conn.exec(command("EXISTS", "in-db-3"), asio::use_awaitable);
+    BOOST_TEST(db[0].integer() == 1);
+    BOOST_TEST(redis.command({"EXISTS", "in-db-3"}).integer() == 0);  // db 0
+    co_await r.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(script_flush_between_two_script_calls_is_invisible) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    connection conn{ctx.get_executor(), config_for(redis)};
+    running r{conn};
+    static constexpr std::string_view source = "return ARGV[1] .. KEYS[1]";
+    // The digest comes from the server, so the test does not depend on our embedding.
+    auto loaded = co_await conn.exec(command("SCRIPT", "LOAD", source), asio::use_awaitable);
+    std::string const digest{loaded[0].text()};
+    redisync::detail::script const s{"echo", digest, source};
+    redisync::detail::script_args args{{"key"}, {"value-"}};
+    auto [ec1, v1] = co_await redisync::detail::run_script(conn, s, args);
+    BOOST_TEST(!ec1);
+    BOOST_TEST(v1.text() == "value-key");
+    redis.command({"SCRIPT", "FLUSH"});
+    auto [ec2, v2] = co_await redisync::detail::run_script(conn, s, args);
+    BOOST_TEST(!ec2);
+    BOOST_TEST(v2.text() == "value-key");
+    co_await r.stop();
+  });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(connection_against_a_scripted_server)
+
+// A server that answers the first `failures` commands after the handshake with `error_reply`.
+struct flaky_server {
+  int failures;
+  std::string error_reply;
+  int attempts = 0;
+  std::string operator()(std::vector<std::string> const& cmd) {
+    if (cmd[0] == "HELLO") return redisync::test::fake_redis::hello_reply();
+    ++attempts;
+    if (attempts <= failures) return error_reply;
+    return "+OK\r\n";
+  }
+};
+
+void transient_errors_are_retried(std::string error_reply) {
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto state = std::make_shared<flaky_server>(flaky_server{3, error_reply});
+    redisync::test::fake_redis server{ctx.get_executor(),
+                                      [state](auto const& cmd) { return (*state)(cmd); }};
+    config cfg;
+    cfg.port = server.port();
+    cfg.health_check_interval = 0ms;
+    connection conn{ctx.get_executor(), cfg};
+    running r{conn};
+    auto replies = co_await conn.exec(command("SET", "k", "v"), asio::use_awaitable);
+    BOOST_TEST(replies[0].text() == "OK");
+    BOOST_TEST(state->attempts == 4);
+
+    // With a budget too short for the outage, the caller gets the typed error.
+    state->attempts = 0;
+    state->failures = 1000;
+    co_await r.stop();
+    cfg.transient_retry_budget = 100ms;
+    connection short_budget{ctx.get_executor(), cfg};
+    running r2{short_budget};
+    auto [ec, failed] = co_await short_budget.exec(command("SET", "k", "v"), tuple_awaitable);
+    BOOST_TEST(!ec);
+    BOOST_TEST_REQUIRE(failed.size() == 1u);
+    BOOST_TEST(failed[0].is_error());
+    auto const code = redisync::check_replies(failed);
+    BOOST_TEST((code == redisync::error::loading || code == redisync::error::busy));
+    BOOST_TEST(state->attempts > 1);
+    co_await r2.stop();
+    server.close();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(loading_replies_are_retried_with_backoff) {
+  transient_errors_are_retried("-LOADING Redis is loading the dataset in memory\r\n");
+}
+
+BOOST_AUTO_TEST_CASE(busy_replies_are_retried_with_backoff) {
+  transient_errors_are_retried("-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.\r\n");
+}
+
+BOOST_AUTO_TEST_CASE(a_reply_nobody_asked_for_drops_the_connection) {
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    int hellos = 0;
+    redisync::test::fake_redis server{ctx.get_executor(), [&](auto const& cmd) -> std::string {
+                                        if (cmd[0] == "HELLO") {
+                                          ++hellos;
+                                          return redisync::test::fake_redis::hello_reply();
+                                        }
+                                        return "+OK\r\n+EXTRA\r\n";  // one reply too many
+                                      }};
+    config cfg;
+    cfg.port = server.port();
+    cfg.reconnect_delay_min = 10ms;
+    connection conn{ctx.get_executor(), cfg};
+    running r{conn};
+    auto [ec, replies] = co_await conn.exec(command("SET", "k", "v"), tuple_awaitable);
+    BOOST_TEST(!ec);  // the first reply belongs to the request
+    while (hellos < 2) co_await redisync::test::sleep_for(5ms);
+    BOOST_TEST(hellos >= 2);  // the extra reply was a protocol error: the connection restarted
+    co_await r.stop();
+    server.close();
+  });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
