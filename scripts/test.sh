@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds redisync with AddressSanitizer and UndefinedBehaviorSanitizer and runs every test tier
+# (unit, integration, fault), then fuzzes the RESP3 parser for 60 s. Installs what is missing.
+#   scripts/test.sh            everything above
+#   FUZZ_SECONDS=0 scripts/test.sh   skip the fuzzer
+#   CTEST_ARGS='-L unit' scripts/test.sh   a subset
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+scripts/install-deps.sh
+
+jobs=$(nproc)
+cmake --preset debug >/dev/null
+cmake --build --preset debug -j "$jobs"
+# Soak tests carry the label "soak" and only run when asked for (CTEST_ARGS='-L soak').
+ctest --preset debug -j 1 --label-exclude soak ${CTEST_ARGS:-}
+
+fuzz_seconds=${FUZZ_SECONDS:-60}
+if [[ "$fuzz_seconds" -gt 0 ]]; then
+  cmake --preset fuzz >/dev/null
+  cmake --build --preset fuzz -j "$jobs"
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  # New inputs go to a scratch directory; the committed seed corpus is only read.
+  build/fuzz/test/fuzz/resp_parser_fuzz -max_total_time="$fuzz_seconds" -timeout=5 \
+    -rss_limit_mb=2048 -print_final_stats=1 "$work" test/fuzz/corpus 2>&1 | tail -n 12
+  echo "fuzzer: ${fuzz_seconds} s without a crash"
+fi

@@ -1,0 +1,115 @@
+// Pipelined EVALSHA throughput of one connection shared by 64 coroutines, next to redis-benchmark
+// with the same script, pipeline 16, on the same private server. Prints one JSON line.
+//   exec_bench [--rounds R] [--n N]
+
+#include <redisync/connection.hpp>
+
+#include "process/redis_server.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::string_view lock_step =
+    "redis.call('hincrby', KEYS[1], ARGV[1], 1); redis.call('pexpire', KEYS[1], ARGV[2]); return 1";
+constexpr int coroutines = 64;
+
+double run_ours(std::string const& url, std::string const& sha, int n, redisync::connection_stats& stats) {
+  asio::io_context ctx{1};
+  auto cfg = redisync::config::from_url(url);
+  redisync::connection conn{ctx.get_executor(), cfg};
+  conn.run(asio::detached);
+  int remaining = n;
+  int running = coroutines;
+  clock_type::time_point start, end;
+  auto worker = [&]() -> asio::awaitable<void> {
+    while (remaining > 0) {
+      --remaining;
+      redisync::resp::request req;
+      req.push("EVALSHA", sha, 1, "bench:limit:lock", "owner-1", 30000);
+      co_await conn.exec(std::move(req), asio::use_awaitable);
+    }
+    if (--running == 0) {
+      end = clock_type::now();
+      conn.stop();
+    }
+  };
+  auto start_all = [&]() -> asio::awaitable<void> {
+    redisync::resp::request ping;
+    ping.push("PING");
+    co_await conn.exec(std::move(ping), asio::use_awaitable);
+    start = clock_type::now();
+    for (int i = 0; i < coroutines; ++i) asio::co_spawn(ctx, worker(), asio::detached);
+  };
+  asio::co_spawn(ctx, start_all(), asio::detached);
+  ctx.run();
+  stats = conn.stats();
+  return n / std::chrono::duration<double>(end - start).count();
+}
+
+double run_redis_benchmark(std::uint16_t port, std::string const& sha, int n) {
+  auto const cmd = fmt::format(
+      "redis-benchmark -h 127.0.0.1 -p {} -n {} -c 1 -P 16 --csv evalsha {} 1 bench:limit:lock owner-1 30000",
+      port, n, sha);
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe{::popen(cmd.c_str(), "r"), ::pclose};
+  if (!pipe) return 0;
+  std::array<char, 512> line{};
+  std::string last;
+  while (std::fgets(line.data(), line.size(), pipe.get()) != nullptr) last = line.data();
+  // "test","rps","avg_latency_ms",...  -> the second field of the last line
+  auto const first = last.find("\",\"");
+  if (first == std::string::npos) return 0;
+  return std::stod(last.substr(first + 3));
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 3;
+  int n = 400000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string_view const flag = argv[i];
+    if (flag == "--rounds") rounds = std::stoi(argv[i + 1]);
+    if (flag == "--n") n = std::stoi(argv[i + 1]);
+  }
+  redisync::process::redis_server redis;
+  std::string const sha{redis.command({"SCRIPT", "LOAD", lock_step}).text()};
+  std::vector<double> ours, theirs;
+  redisync::connection_stats stats;
+  // Interleaved rounds so that a noisy moment hurts both sides alike.
+  for (int r = 0; r < rounds; ++r) {
+    ours.push_back(run_ours(redis.url(), sha, n, stats));
+    theirs.push_back(run_redis_benchmark(redis.port(), sha, n));
+  }
+  double const ours_rps = median(ours);
+  double const theirs_rps = median(theirs);
+  fmt::print(
+      "{{\"bench\":\"pipelined_evalsha\",\"coroutines\":{},\"connections\":1,\"n\":{},\"rounds\":{},"
+      "\"redisync_ops_per_s\":{:.0f},\"redis_benchmark_c1_P16_rps\":{:.0f},\"ratio\":{:.3f},"
+      "\"requests_per_write\":{:.1f},\"all_redisync_ops_per_s\":[{:.0f}],\"all_redis_benchmark_rps\":[{:.0f}]}}\n",
+      coroutines, n, rounds, ours_rps, theirs_rps, theirs_rps > 0 ? ours_rps / theirs_rps : 0.0,
+      stats.writes ? double(stats.requests_written) / double(stats.writes) : 0.0,
+      fmt::join(ours, ","), fmt::join(theirs, ","));
+  return 0;
+}
