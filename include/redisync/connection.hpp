@@ -26,7 +26,8 @@ namespace redisync {
 using response = std::vector<resp::value>;
 
 // Receives the replies of a written request whose caller stopped waiting (cancelled), or
-// error::ambiguous if the connection dropped before they came. Runs on the connection's strand.
+// error::ambiguous if the connection dropped before they came, or operation_aborted if the request
+// was cancelled before it was written (it never ran). Runs on the connection's strand.
 using late_reply_handler = std::function<void(boost::system::error_code, response)>;
 
 // Statistics for tests and benchmarks.

@@ -138,10 +138,10 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     switch (e->st) {
       case queued:
         std::erase(queue_, e);
-        finish_with(*e, asio::error::operation_aborted);
+        abandon_unsent(*e);
         return;
       case retry_wait:
-        finish_with(*e, asio::error::operation_aborted);
+        abandon_unsent(*e);
         return;
       case written:
         // The command may already have run: only cancellation types that allow side effects.
@@ -154,6 +154,14 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         return;
       case done: return;
     }
+  }
+
+  // Cancelled before it was (re)sent: the command never reaches Redis. The late handler hears so
+  // too, so that whoever waits for the late outcome is not left waiting.
+  void abandon_unsent(exec_entry& e) {
+    if (e.late) e.late(asio::error::operation_aborted, {});
+    e.late = nullptr;
+    finish_with(e, asio::error::operation_aborted);
   }
 
   void finish_with(exec_entry& e, error_code ec) {
@@ -245,7 +253,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   }
 
   asio::awaitable<error_code> reader() {
-    auto const& cs = co_await asio::this_coro::cancellation_state;
+    asio::cancellation_state const cs = co_await asio::this_coro::cancellation_state;
     for (;;) {
       if (read_end_ == read_buffer_.size()) {
         if (read_begin_ > 0) {
@@ -327,7 +335,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   }
 
   asio::awaitable<error_code> writer() {
-    auto const& cs = co_await asio::this_coro::cancellation_state;
+    asio::cancellation_state const cs = co_await asio::this_coro::cancellation_state;
     writer_wakeup_.expires_at(asio::steady_timer::time_point::max());
     for (;;) {
       if (!has_writable()) {
@@ -375,7 +383,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
 
   // Handshake, then health checks until the session ends.
   asio::awaitable<error_code> supervisor(detail::backoff& delays) {
-    auto const& cs = co_await asio::this_coro::cancellation_state;
+    asio::cancellation_state const cs = co_await asio::this_coro::cancellation_state;
     auto outcome = co_await (exec_priority(handshake_request()) ||
                              sleep_for(cfg_.connect_timeout, error::timeout));
     if (outcome.index() == 1) co_return error::timeout;

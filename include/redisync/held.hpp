@@ -1,0 +1,100 @@
+#pragma once
+
+// A held lock level: the value acquire() completes with. It carries the fencing token, the
+// validity deadline and the loss signal. Releasing it twice, or after the lease was lost, is an
+// error. Destroying it while it still holds schedules an asynchronous release.
+
+#include <redisync/error.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace redisync {
+
+namespace detail {
+struct client_core;
+struct hold_state;
+struct loss_notifier;
+}  // namespace detail
+
+enum class hold_status : std::uint8_t {
+  held,       // renewed (or within its fixed lease)
+  uncertain,  // renewals are failing; still inside the validity deadline
+  lost,       // the lease expired or the owner field vanished
+  released,
+};
+
+class held {
+ public:
+  held() = default;
+  held(held&& other) noexcept;
+  held& operator=(held&& other) noexcept;
+  held(held const&) = delete;
+  held& operator=(held const&) = delete;
+  ~held();
+
+  // Fencing token of this hold: strictly greater than every earlier hold of the lock's name; a
+  // reentrant acquire gets the same token as the hold it nests in.
+  std::uint64_t token() const noexcept { return token_; }
+  // Until when no other owner can hold the lock (steady clock; extended by the watchdog).
+  std::chrono::steady_clock::time_point valid_until() const noexcept;
+  hold_status status() const noexcept;
+  // This guard has not been released and the hold was not lost.
+  bool is_held() const noexcept;
+  explicit operator bool() const noexcept { return is_held(); }
+  std::string const& name() const noexcept;
+  std::string const& owner_id() const noexcept;
+
+  // Releases this hold level. error::not_held after an earlier release, error::lease_lost if the
+  // lease was lost before.
+  template <class Token = boost::asio::deferred_t>
+  auto release(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        [this](auto handler) {
+          start_release(boost::asio::any_completion_handler<void(boost::system::error_code)>{
+              std::move(handler)});
+        },
+        token);
+  }
+
+  // Completes with error::lease_lost when the hold is lost; with operation_aborted when it is
+  // released first or the wait is cancelled.
+  template <class Token = boost::asio::deferred_t>
+  auto wait_lost(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        [this](auto handler) {
+          start_wait_lost(boost::asio::any_completion_handler<void(boost::system::error_code)>{
+              std::move(handler)});
+        },
+        token);
+  }
+
+  // A slot that receives terminal cancellation when the hold is lost, emitted on `ex` (the
+  // executor of the code bound to the slot). Bind an operation or a coroutine to it to stop work
+  // that must not continue without the lock.
+  boost::asio::cancellation_slot loss_slot(boost::asio::any_io_executor ex);
+
+ private:
+  friend struct detail::client_core;
+  held(std::shared_ptr<detail::client_core> core, std::shared_ptr<detail::hold_state> state,
+       std::uint64_t token);
+
+  void start_release(boost::asio::any_completion_handler<void(boost::system::error_code)> h);
+  void start_wait_lost(boost::asio::any_completion_handler<void(boost::system::error_code)> h);
+
+  std::shared_ptr<detail::client_core> core_;
+  std::shared_ptr<detail::hold_state> state_;
+  std::shared_ptr<detail::loss_notifier> notifier_;
+  std::uint64_t token_ = 0;
+  bool released_ = false;
+};
+
+}  // namespace redisync

@@ -1,0 +1,145 @@
+#pragma once
+
+// A handle on a reentrant distributed lock: a name and an owner. Cheap to make, no I/O. Handles
+// with the same owner and name re-enter; different owners exclude each other, in this process or
+// any other, Redisson clients included. The handle must stay alive until an operation started on
+// it has been initiated (as for any Asio I/O object).
+
+#include <redisync/held.hpp>
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace redisync {
+
+namespace detail {
+struct acquire_request;
+}
+
+class lock {
+ public:
+  using acquire_signature = void(boost::system::error_code, held);
+  using try_acquire_signature = void(boost::system::error_code, std::optional<held>);
+
+  lock(std::shared_ptr<detail::client_core> core, std::string owner_id, std::string name);
+
+  std::string const& name() const noexcept { return name_; }
+  std::string const& owner_id() const noexcept { return owner_; }
+
+  // Waits until held. The lease is the client's watchdog lease, renewed every third of it until
+  // released or lost.
+  template <boost::asio::completion_token_for<acquire_signature> Token = boost::asio::deferred_t>
+  auto acquire(Token&& token = {}) {
+    return initiate<acquire_signature>(std::nullopt, std::nullopt, std::forward<Token>(token));
+  }
+
+  // Waits until held, with a fixed lease and no watchdog: the hold is lost when the lease ends.
+  template <boost::asio::completion_token_for<acquire_signature> Token = boost::asio::deferred_t>
+  auto acquire(std::chrono::milliseconds lease, Token&& token = {}) {
+    return initiate<acquire_signature>(lease, std::nullopt, std::forward<Token>(token));
+  }
+
+  // Waits at most `wait` (zero: one attempt); completes with an empty optional if not held by then.
+  template <boost::asio::completion_token_for<try_acquire_signature> Token = boost::asio::deferred_t>
+  auto try_acquire(std::chrono::milliseconds wait, Token&& token = {}) {
+    return initiate<try_acquire_signature>(std::nullopt, wait, std::forward<Token>(token));
+  }
+
+  template <boost::asio::completion_token_for<try_acquire_signature> Token = boost::asio::deferred_t>
+  auto try_acquire(std::chrono::milliseconds wait, std::chrono::milliseconds lease, Token&& token = {}) {
+    return initiate<try_acquire_signature>(lease, wait, std::forward<Token>(token));
+  }
+
+  // Releases one hold level of this owner. error::not_owner if the owner holds nothing.
+  template <class Token = boost::asio::deferred_t>
+  auto release(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        [this](auto h) {
+          start_release(boost::asio::any_completion_handler<void(boost::system::error_code)>{std::move(h)});
+        },
+        token);
+  }
+
+  // Deletes the lock whoever holds it; completes with true if it was held.
+  template <class Token = boost::asio::deferred_t>
+  auto force_release(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, bool)>(
+        [this](auto h) {
+          start_force_release(
+              boost::asio::any_completion_handler<void(boost::system::error_code, bool)>{std::move(h)});
+        },
+        token);
+  }
+
+  // Whether any owner holds the lock.
+  template <class Token = boost::asio::deferred_t>
+  auto is_locked(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, bool)>(
+        [this](auto h) {
+          start_is_locked(
+              boost::asio::any_completion_handler<void(boost::system::error_code, bool)>{std::move(h)});
+        },
+        token);
+  }
+
+  // How many times this owner holds the lock (0 if not).
+  template <class Token = boost::asio::deferred_t>
+  auto hold_count(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
+        [this](auto h) {
+          start_hold_count(boost::asio::any_completion_handler<void(boost::system::error_code, std::int64_t)>{
+              std::move(h)});
+        },
+        token);
+  }
+
+  // The lock's remaining time to live; std::nullopt when nobody holds it.
+  template <class Token = boost::asio::deferred_t>
+  auto remaining_lease(Token&& token = {}) {
+    using signature = void(boost::system::error_code, std::optional<std::chrono::milliseconds>);
+    return boost::asio::async_initiate<Token, signature>(
+        [this](auto h) {
+          start_remaining_lease(boost::asio::any_completion_handler<signature>{std::move(h)});
+        },
+        token);
+  }
+
+ private:
+  template <class Signature, class Token>
+  auto initiate(std::optional<std::chrono::milliseconds> lease,
+                std::optional<std::chrono::milliseconds> wait, Token&& token) {
+    return boost::asio::async_initiate<Token, Signature>(
+        [this, lease, wait](auto h) {
+          start_acquire(lease, wait, boost::asio::any_completion_handler<Signature>{std::move(h)});
+        },
+        token);
+  }
+
+  void start_acquire(std::optional<std::chrono::milliseconds> lease,
+                     std::optional<std::chrono::milliseconds> wait,
+                     boost::asio::any_completion_handler<acquire_signature> h);
+  void start_acquire(std::optional<std::chrono::milliseconds> lease,
+                     std::optional<std::chrono::milliseconds> wait,
+                     boost::asio::any_completion_handler<try_acquire_signature> h);
+  void start_release(boost::asio::any_completion_handler<void(boost::system::error_code)> h);
+  void start_force_release(boost::asio::any_completion_handler<void(boost::system::error_code, bool)> h);
+  void start_is_locked(boost::asio::any_completion_handler<void(boost::system::error_code, bool)> h);
+  void start_hold_count(
+      boost::asio::any_completion_handler<void(boost::system::error_code, std::int64_t)> h);
+  void start_remaining_lease(
+      boost::asio::any_completion_handler<
+          void(boost::system::error_code, std::optional<std::chrono::milliseconds>)>
+          h);
+
+  std::shared_ptr<detail::client_core> core_;
+  std::string owner_;
+  std::string name_;
+};
+
+}  // namespace redisync

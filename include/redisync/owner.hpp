@@ -1,0 +1,31 @@
+#pragma once
+
+// An owner is the identity that holds locks: `<client-uuid>:<64-bit id>`, never a thread id
+// (coroutines hop threads, and one thread runs many tasks). A task makes one owner and passes it,
+// or lock handles made from it, to nested calls, which then re-enter.
+
+#include <redisync/lock.hpp>
+
+#include <memory>
+#include <string>
+
+namespace redisync {
+
+class owner {
+ public:
+  owner(std::shared_ptr<detail::client_core> core, std::string id)
+      : core_{std::move(core)}, id_{std::move(id)} {}
+
+  std::string const& id() const noexcept { return id_; }
+
+  // A handle on the reentrant lock `name` held by this owner.
+  redisync::lock lock(std::string name) const { return redisync::lock{core_, id_, std::move(name)}; }
+
+  friend bool operator==(owner const& a, owner const& b) noexcept { return a.id_ == b.id_; }
+
+ private:
+  std::shared_ptr<detail::client_core> core_;
+  std::string id_;
+};
+
+}  // namespace redisync

@@ -1,0 +1,10 @@
+#pragma once
+
+#include <redisync/client.hpp>
+#include <redisync/config.hpp>
+#include <redisync/connection.hpp>
+#include <redisync/error.hpp>
+#include <redisync/held.hpp>
+#include <redisync/lock.hpp>
+#include <redisync/owner.hpp>
+#include <redisync/with_lock.hpp>

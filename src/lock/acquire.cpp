@@ -1,0 +1,236 @@
+// Acquiring a reentrant lock: try, and while another owner holds it, wait in this client's queue
+// for an unlock message (or a hand-over from a local release), bounded by the lock's PTTL.
+
+#include "lock/client_core.hpp"
+
+#include <scripts.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/this_coro.hpp>
+
+namespace redisync::detail {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// The outcome of an acquire script whose caller gave up while it was in flight.
+struct late_acquire {
+  std::weak_ptr<client_core> core;
+  std::string key;
+  std::string name;
+  std::string owner;
+  std::int64_t count_before = 0;
+  bool resolved = false;  // the late outcome has been dealt with
+  bool counted = false;   // the caller marked the key unsettled and waits for this
+};
+
+bool is_grant(resp::value const& reply) {
+  auto const e = reply.elements();
+  return reply.kind() == resp::type::array && e.size() == 2 &&
+         e[0].kind() == resp::type::integer && e[1].kind() == resp::type::integer;
+}
+
+late_reply_handler make_late_handler(std::shared_ptr<late_acquire> late) {
+  return [late](error_code ec, response replies) {
+    auto core = late->core.lock();
+    if (!core) return;
+    bool const maybe_granted =
+        ec == error::ambiguous || (!ec && replies.size() == 1 && is_grant(replies[0]));
+    auto finish = [late, core] {
+      late->resolved = true;
+      if (late->counted) core->settle(late->key);
+    };
+    if (!maybe_granted) {
+      finish();
+      return;
+    }
+    auto undo = core->undo_acquire(late->name, late->owner, late->count_before);
+    asio::co_spawn(core->strand(), std::move(undo), [finish](std::exception_ptr) { finish(); });
+  };
+}
+
+}  // namespace
+
+asio::awaitable<void> client_core::undo_acquire(std::string name, std::string owner,
+                                                std::int64_t count_before) {
+  auto self = shared_from_this();
+  script_args args{{name, token_key_of(name)},
+                   {owner, std::to_string(conn.cfg().watchdog_lease.count()),
+                    std::to_string(count_before + 1), "", "", channel_of(name)}};
+  // The expected count makes this safe to repeat: it releases only the level that acquire added.
+  for (;;) {
+    auto [ec, reply] = co_await run_script(conn, scripts::lock_release, args);
+    if (ec != error::ambiguous || stopped) co_return;
+  }
+}
+
+asio::awaitable<std::tuple<error_code, std::optional<held>>> client_core::acquire(acquire_args a) {
+  using result = std::tuple<error_code, std::optional<held>>;
+  auto self = shared_from_this();
+  co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+  co_await asio::this_coro::throw_if_cancelled(false);
+  asio::cancellation_state const cs = co_await asio::this_coro::cancellation_state;
+
+  if (auto ec = validate_name(a.name)) co_return result{ec, std::nullopt};
+  if (auto ec = validate_owner(a.owner)) co_return result{ec, std::nullopt};
+  if (a.lease) {
+    if (auto ec = validate_duration(*a.lease, false)) co_return result{ec, std::nullopt};
+  }
+  if (a.wait) {
+    if (auto ec = validate_duration(*a.wait, true)) co_return result{ec, std::nullopt};
+  }
+  if (stopped) co_return result{error::not_connected, std::nullopt};
+
+  auto const& cfg = conn.cfg();
+  auto const deadline = a.wait ? clock_type::now() + *a.wait : clock_type::time_point::max();
+  std::string const key = hold_key(a.owner, a.name);
+  std::string const channel = channel_of(a.name);
+  co_await wait_settled(key);
+
+  auto hold = find_hold(key);
+  bool const reentrant = hold != nullptr;
+  if (!reentrant) {
+    hold = std::make_shared<hold_state>();
+    hold->name = a.name;
+    hold->owner = a.owner;
+    hold->lease = a.lease.value_or(cfg.watchdog_lease);
+    hold->watchdog = !a.lease;
+  }
+  // A nested acquire keeps the lease of the hold it nests in.
+  std::string const lease_text = std::to_string(hold->lease.count());
+
+  // Inside this client, arrive behind the tasks that already wait: no barging past them.
+  bool try_now = true;
+  if (!reentrant && !(a.wait && a.wait->count() == 0)) {
+    auto it = queues.find(channel);
+    try_now = it == queues.end() || it->second.empty();
+  }
+
+  std::shared_ptr<waiter> w;
+  bool subscribed = false;
+  std::optional<std::int64_t> count_before_lost_attempt;
+
+  auto leave = [&] {
+    if (w) {
+      w->done = true;
+      if (w->queued) queues[channel].remove(*w);
+      drop_queue_if_empty(channel);
+      --waiting;
+      waiters_count = waiting;
+      w.reset();
+    }
+    if (subscribed) subs.release(channel);
+    subscribed = false;
+    if (!hold->granted) wheel.cancel(hold->renewal_entry);
+  };
+  auto held_now = [&](std::uint64_t token, std::int64_t count, clock_type::time_point sent) {
+    grant(hold, token, count, sent);
+    leave();
+    return result{error_code{}, held{self, hold, hold->token}};
+  };
+
+  for (;;) {
+    if (w && w->granted) co_return held_now(w->granted->token, 1, w->granted->sent);
+    if (stopped) {
+      leave();
+      co_return result{error::not_connected, std::nullopt};
+    }
+    if (try_now) {
+      if (w) w->woken = false;
+      // Armed before the acquire is sent: the first renewal cannot be late.
+      if (!hold->granted && hold->watchdog) schedule_renewal(hold, clock_type::now());
+      auto late = std::make_shared<late_acquire>(
+          late_acquire{self, key, a.name, a.owner, reentrant ? hold->count : 0});
+      script_args args{{a.name, token_key_of(a.name)},
+                       {a.owner, lease_text,
+                        count_before_lost_attempt ? std::to_string(*count_before_lost_attempt) : ""}};
+      auto const late_handler = make_late_handler(late);
+      auto const sent = clock_type::now();
+      auto [ec, reply] = co_await run_script(conn, scripts::lock_acquire, args, late_handler);
+      if (ec == asio::error::operation_aborted) {
+        // Cancelled with the script in flight: a grant that arrives later is undone, and the
+        // key stays unsettled until then.
+        if (!late->resolved) {
+          late->counted = true;
+          unsettle(key);
+        }
+        leave();
+        co_return result{ec, std::nullopt};
+      }
+      if (ec == error::ambiguous) {
+        // The attempt may have gone through. Trying again with the count it started from is
+        // idempotent (lock_acquire.lua); if time is up instead, undo it should it have run.
+        std::int64_t const before = reentrant ? hold->count : 0;
+        if (clock_type::now() >= deadline || cs.cancelled() != asio::cancellation_type::none) {
+          asio::co_spawn(strand(), undo_acquire(a.name, a.owner, before), asio::detached);
+          leave();
+          co_return result{cs.cancelled() != asio::cancellation_type::none
+                               ? error_code{asio::error::operation_aborted}
+                               : error_code{},
+                           std::nullopt};
+        }
+        count_before_lost_attempt = before;
+        continue;
+      }
+      if (ec) {
+        leave();
+        co_return result{ec, std::nullopt};
+      }
+      count_before_lost_attempt.reset();
+      if (is_grant(reply)) {
+        auto const e = reply.elements();
+        co_return held_now(static_cast<std::uint64_t>(e[0].integer()), e[1].integer(), sent);
+      }
+      if (reply.kind() != resp::type::integer) {
+        leave();
+        co_return result{error::unexpected_reply, std::nullopt};
+      }
+      auto const pttl = reply.integer();
+      queues[channel].expected_free =
+          clock_type::now() + (pttl >= 0 ? std::chrono::milliseconds{pttl} : cfg.wait_poll_cap);
+      if (!hold->granted) wheel.cancel(hold->renewal_entry);
+      if (w && w->granted) continue;
+    }
+    if (clock_type::now() >= deadline) {
+      leave();
+      co_return result{error_code{}, std::nullopt};
+    }
+    if (!w) {
+      w = std::make_shared<waiter>(strand(), a.owner, hold->lease, hold->watchdog);
+      queues[channel].push_back(w);
+      waiters_count = ++waiting;
+      // Subscribe, then try again: an unlock published between the failed try and the
+      // subscription would otherwise be missed. Without a subscription (an error), waiting
+      // still ends at the PTTL.
+      co_await subs.acquire(channel);
+      subscribed = true;
+      if (w->granted) continue;
+      if (cs.cancelled() != asio::cancellation_type::none) {
+        leave();
+        co_return result{asio::error::operation_aborted, std::nullopt};
+      }
+      try_now = queues[channel].is_head(*w);
+      if (try_now) continue;
+    }
+
+    auto& queue = queues[channel];
+    auto const now = clock_type::now();
+    auto wake_at = std::min(deadline, now + cfg.wait_poll_cap);
+    if (!w->handoff_pending && queue.is_head(*w)) {
+      wake_at = std::min(wake_at, std::max(queue.expected_free, now + std::chrono::milliseconds{1}));
+    }
+    w->timer.expires_at(wake_at);
+    co_await w->timer.async_wait(asio::as_tuple(asio::deferred));
+    if (w->granted) continue;
+    if (cs.cancelled() != asio::cancellation_type::none) {
+      leave();
+      co_return result{asio::error::operation_aborted, std::nullopt};
+    }
+    try_now = !w->handoff_pending && (w->woken || clock_type::now() >= wake_at);
+  }
+}
+
+}  // namespace redisync::detail

@@ -1,0 +1,210 @@
+#pragma once
+
+// The state behind a client, all of it on the connection's strand: hold records, the watchdog's
+// timing wheel, wait queues and shared subscriptions. Public operations start coroutines here.
+
+#include <redisync/client.hpp>
+#include <redisync/detail/pending_handler.hpp>
+#include <redisync/held.hpp>
+
+#include "lock/subscriptions.hpp"
+#include "lock/wait_queue.hpp"
+#include "script/script.hpp"
+#include "watchdog/timing_wheel.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+namespace redisync::detail {
+
+using clock_type = std::chrono::steady_clock;
+using error_code = boost::system::error_code;
+
+struct loss_notifier {
+  explicit loss_notifier(boost::asio::any_io_executor e) : ex{std::move(e)} {}
+  boost::asio::cancellation_signal signal;
+  boost::asio::any_io_executor ex;
+};
+
+struct hold_state;
+
+struct wheel_item {
+  std::weak_ptr<hold_state> hold;
+  bool renewal;  // false: a validity check
+};
+using wheel_type = timing_wheel<wheel_item>;
+
+// One owner's hold on one lock, shared by the guards of its nested levels.
+struct hold_state {
+  std::string name;
+  std::string owner;
+  std::uint64_t token = 0;
+  std::int64_t count = 0;  // hold levels, as the server last reported them
+  std::chrono::milliseconds lease{};
+  bool watchdog = false;
+  bool granted = false;  // false while the first acquire is in flight (watchdog already armed)
+  std::atomic<std::int64_t> valid_until_ns{0};
+  std::atomic<hold_status> status{hold_status::held};
+  wheel_type::handle renewal_entry;
+  wheel_type::handle validity_entry;
+  std::vector<boost::asio::steady_timer*> loss_timers;  // wait_lost() calls, woken on any end
+  std::vector<std::weak_ptr<loss_notifier>> notifiers;
+
+  clock_type::time_point valid_until() const {
+    return clock_type::time_point{clock_type::duration{valid_until_ns.load()}};
+  }
+  void set_valid_until(clock_type::time_point t) {
+    valid_until_ns.store(t.time_since_epoch().count());
+  }
+  bool active() const {
+    auto const s = status.load();
+    return s == hold_status::held || s == hold_status::uncertain;
+  }
+};
+
+struct acquire_args {
+  std::string name;
+  std::string owner;
+  std::optional<std::chrono::milliseconds> lease;  // nothing: the watchdog lease, renewed
+  std::optional<std::chrono::milliseconds> wait;   // nothing: wait until held
+};
+
+// Key names (Redisson's): helper keys wrap the lock name in {} unless it has braces already, so
+// that every key of a lock hashes to the same cluster slot.
+std::string channel_of(std::string_view name);
+std::string token_key_of(std::string_view name);
+error_code validate_name(std::string_view name);
+error_code validate_owner(std::string_view owner);
+error_code validate_duration(std::chrono::milliseconds d, bool zero_allowed);
+
+struct client_core : std::enable_shared_from_this<client_core> {
+  client_core(boost::asio::any_io_executor ex, config cfg);
+  void init();  // wires the connection's handlers (needs shared_from_this)
+
+  boost::asio::strand<boost::asio::any_io_executor> const& strand() const { return conn.strand(); }
+
+  // ---- running operations ------------------------------------------------------------------
+  // Runs `op` on the strand and completes `h` with its result. With `cancellable`, the handler's
+  // cancellation slot reaches the coroutine (through the strand).
+  template <class... R>
+  void launch(boost::asio::awaitable<std::tuple<error_code, R...>> op,
+              boost::asio::any_completion_handler<void(error_code, R...)> h, bool cancellable);
+
+  boost::asio::awaitable<std::tuple<error_code, std::optional<held>>> acquire(acquire_args a);
+  // Releases one level of `owner`'s hold. `guard` is the hold a guard refers to, if any.
+  boost::asio::awaitable<std::tuple<error_code>> release(std::string name, std::string owner,
+                                                         std::shared_ptr<hold_state> guard);
+  boost::asio::awaitable<std::tuple<error_code, bool>> force_release(std::string name);
+  boost::asio::awaitable<std::tuple<error_code, bool>> is_locked(std::string name);
+  boost::asio::awaitable<std::tuple<error_code, std::int64_t>> hold_count(std::string name,
+                                                                          std::string owner);
+  boost::asio::awaitable<std::tuple<error_code, std::optional<std::chrono::milliseconds>>>
+  remaining_lease(std::string name);
+  // Releases one level in the background (a guard destroyed while holding, a grant nobody
+  // wants any more).
+  void release_detached(std::string name, std::string owner, std::shared_ptr<hold_state> guard);
+  boost::asio::awaitable<std::tuple<error_code>> wait_lost(std::shared_ptr<hold_state> hold);
+  // Undoes an acquire whose outcome is unknown: releases one level if the owner's count shows it
+  // went through (`count_before` is the count the owner had before that acquire).
+  boost::asio::awaitable<void> undo_acquire(std::string name, std::string owner,
+                                            std::int64_t count_before);
+
+  // ---- holds ---------------------------------------------------------------------------------
+  std::shared_ptr<hold_state> find_hold(std::string const& key) const;
+  void grant(std::shared_ptr<hold_state> const& hold, std::uint64_t token, std::int64_t count,
+             clock_type::time_point sent);
+  void lose(std::shared_ptr<hold_state> const& hold);
+  void finish_hold(std::shared_ptr<hold_state> const& hold);  // fully released
+  void forget_hold(std::shared_ptr<hold_state> const& hold);  // drop the record and its entries
+  clock_type::time_point validity_deadline(clock_type::time_point sent,
+                                           std::chrono::milliseconds lease) const;
+
+  // ---- late outcomes of abandoned acquires --------------------------------------------------
+  // While a key is unsettled (an acquire gave up with its script in flight), new acquires and
+  // releases for it wait, so that a late grant is undone before anything else counts levels.
+  void unsettle(std::string const& key);
+  void settle(std::string const& key);
+  boost::asio::awaitable<void> wait_settled(std::string const& key);
+
+  // ---- watchdog ------------------------------------------------------------------------------
+  void schedule_renewal(std::shared_ptr<hold_state> const& hold, clock_type::time_point base);
+  void schedule_validity_check(std::shared_ptr<hold_state> const& hold);
+  void arm_wheel();
+  void on_wheel_tick();
+  boost::asio::awaitable<void> renew(std::vector<std::shared_ptr<hold_state>> batch,
+                                     std::chrono::milliseconds lease);
+
+  // ---- waiting -------------------------------------------------------------------------------
+  void on_push(resp::value const& push);
+  void on_connected();
+  wait_queue& queue_for(std::string const& channel) { return queues[channel]; }
+  void drop_queue_if_empty(std::string const& channel);
+
+  void stop();
+
+  connection conn;
+  std::string id;
+  std::atomic<std::uint64_t> next_owner{1};
+  subscriptions subs;
+  std::unordered_map<std::string, std::shared_ptr<hold_state>> holds;
+  std::unordered_map<std::string, wait_queue> queues;  // by channel
+  struct unsettled_key {
+    explicit unsettled_key(boost::asio::any_io_executor ex) : settled{std::move(ex)} {}
+    int pending = 0;
+    boost::asio::steady_timer settled;
+  };
+  std::unordered_map<std::string, std::shared_ptr<unsettled_key>> unsettled;
+  wheel_type wheel;
+  boost::asio::steady_timer wheel_timer;
+  std::uint64_t wheel_generation = 0;
+  std::optional<clock_type::time_point> wheel_armed_for;
+  bool stopped = false;
+  std::size_t waiting = 0;
+
+  std::atomic<std::size_t> holds_count{0};
+  std::atomic<std::size_t> waiters_count{0};
+  std::atomic<std::size_t> subscriptions_count{0};
+  std::atomic<std::uint64_t> renewals{0};
+  std::atomic<std::uint64_t> renewal_batches{0};
+  std::atomic<std::uint64_t> handoffs{0};
+};
+
+std::string hold_key(std::string_view owner, std::string_view name);
+
+template <class... R>
+void client_core::launch(boost::asio::awaitable<std::tuple<error_code, R...>> op,
+                         boost::asio::any_completion_handler<void(error_code, R...)> h,
+                         bool cancellable) {
+  namespace asio = boost::asio;
+  pending_handler<void(error_code, R...)> handler{std::move(h), strand()};
+  auto signal = std::make_shared<asio::cancellation_signal>();
+  if (cancellable) {
+    auto slot = handler.cancellation_slot();
+    if (slot.is_connected()) {
+      slot.assign([signal, s = strand()](asio::cancellation_type type) {
+        asio::post(s, [signal, type] { signal->emit(type); });
+      });
+    }
+  }
+  auto done = [handler = std::move(handler), signal](std::exception_ptr e,
+                                                      std::tuple<error_code, R...> result) mutable {
+    if (e) std::get<0>(result) = make_error_code(boost::system::errc::state_not_recoverable);
+    std::apply([&](auto&&... args) { handler.complete(std::move(args)...); }, std::move(result));
+  };
+  asio::co_spawn(strand(), std::move(op), asio::bind_cancellation_slot(signal->slot(), std::move(done)));
+}
+
+}  // namespace redisync::detail

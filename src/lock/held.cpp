@@ -1,0 +1,97 @@
+#include <redisync/held.hpp>
+
+#include "lock/client_core.hpp"
+
+#include <boost/system/system_error.hpp>
+
+namespace redisync {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+held::held(std::shared_ptr<detail::client_core> core, std::shared_ptr<detail::hold_state> state,
+           std::uint64_t token)
+    : core_{std::move(core)}, state_{std::move(state)}, token_{token} {}
+
+held::held(held&& other) noexcept
+    : core_{std::move(other.core_)},
+      state_{std::move(other.state_)},
+      notifier_{std::move(other.notifier_)},
+      token_{other.token_},
+      released_{std::exchange(other.released_, true)} {}
+
+held& held::operator=(held&& other) noexcept {
+  if (this != &other) {
+    held old{std::move(*this)};  // releases what this one held
+    core_ = std::move(other.core_);
+    state_ = std::move(other.state_);
+    notifier_ = std::move(other.notifier_);
+    token_ = other.token_;
+    released_ = std::exchange(other.released_, true);
+  }
+  return *this;
+}
+
+held::~held() {
+  // A destructor cannot wait: the release runs in the background.
+  if (!released_ && core_ && state_ && state_->active()) {
+    core_->release_detached(state_->name, state_->owner, state_);
+  }
+}
+
+std::chrono::steady_clock::time_point held::valid_until() const noexcept {
+  return state_ ? state_->valid_until() : std::chrono::steady_clock::time_point{};
+}
+
+hold_status held::status() const noexcept {
+  if (!state_) return hold_status::released;
+  auto const s = state_->status.load();
+  return released_ && s != hold_status::lost ? hold_status::released : s;
+}
+
+bool held::is_held() const noexcept { return !released_ && state_ && state_->active(); }
+
+std::string const& held::name() const noexcept {
+  static std::string const none;
+  return state_ ? state_->name : none;
+}
+
+std::string const& held::owner_id() const noexcept {
+  static std::string const none;
+  return state_ ? state_->owner : none;
+}
+
+void held::start_release(asio::any_completion_handler<void(error_code)> h) {
+  if (!core_ || !state_) throw boost::system::system_error{make_error_code(error::not_held)};
+  if (released_) {
+    auto const not_held = []() -> asio::awaitable<std::tuple<error_code>> {
+      co_return std::tuple{error_code{error::not_held}};
+    };
+    core_->launch(not_held(), std::move(h), false);
+    return;
+  }
+  released_ = true;
+  core_->launch(core_->release(state_->name, state_->owner, state_), std::move(h), false);
+}
+
+void held::start_wait_lost(asio::any_completion_handler<void(error_code)> h) {
+  if (!core_ || !state_) throw boost::system::system_error{make_error_code(error::not_held)};
+  core_->launch(core_->wait_lost(state_), std::move(h), true);
+}
+
+asio::cancellation_slot held::loss_slot(asio::any_io_executor ex) {
+  if (!state_ || !core_) throw boost::system::system_error{make_error_code(error::not_held)};
+  if (!notifier_) {
+    notifier_ = std::make_shared<detail::loss_notifier>(std::move(ex));
+    asio::post(core_->strand(), [state = state_, n = notifier_] {
+      if (state->active()) {
+        state->notifiers.push_back(n);
+      } else if (state->status == hold_status::lost) {
+        asio::post(n->ex, [n] { n->signal.emit(asio::cancellation_type::terminal); });
+      }
+    });
+  }
+  return notifier_->signal.slot();
+}
+
+}  // namespace redisync

@@ -1,0 +1,58 @@
+#include <redisync/lock.hpp>
+
+#include "lock/client_core.hpp"
+
+namespace redisync {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+namespace {
+
+// acquire() without a wait either holds or fails.
+asio::awaitable<std::tuple<error_code, held>> acquire_or_fail(
+    std::shared_ptr<detail::client_core> core, detail::acquire_args args) {
+  auto [ec, h] = co_await core->acquire(std::move(args));
+  if (!ec && !h) ec = error::timeout;
+  co_return std::tuple{ec, h ? std::move(*h) : held{}};
+}
+
+}  // namespace
+
+lock::lock(std::shared_ptr<detail::client_core> core, std::string owner_id, std::string name)
+    : core_{std::move(core)}, owner_{std::move(owner_id)}, name_{std::move(name)} {}
+
+void lock::start_acquire(std::optional<std::chrono::milliseconds> lease,
+                         std::optional<std::chrono::milliseconds> wait,
+                         asio::any_completion_handler<acquire_signature> h) {
+  core_->launch(acquire_or_fail(core_, {name_, owner_, lease, wait}), std::move(h), true);
+}
+
+void lock::start_acquire(std::optional<std::chrono::milliseconds> lease,
+                         std::optional<std::chrono::milliseconds> wait,
+                         asio::any_completion_handler<try_acquire_signature> h) {
+  core_->launch(core_->acquire({name_, owner_, lease, wait}), std::move(h), true);
+}
+
+void lock::start_release(asio::any_completion_handler<void(error_code)> h) {
+  core_->launch(core_->release(name_, owner_, nullptr), std::move(h), false);
+}
+
+void lock::start_force_release(asio::any_completion_handler<void(error_code, bool)> h) {
+  core_->launch(core_->force_release(name_), std::move(h), false);
+}
+
+void lock::start_is_locked(asio::any_completion_handler<void(error_code, bool)> h) {
+  core_->launch(core_->is_locked(name_), std::move(h), true);
+}
+
+void lock::start_hold_count(asio::any_completion_handler<void(error_code, std::int64_t)> h) {
+  core_->launch(core_->hold_count(name_, owner_), std::move(h), true);
+}
+
+void lock::start_remaining_lease(
+    asio::any_completion_handler<void(error_code, std::optional<std::chrono::milliseconds>)> h) {
+  core_->launch(core_->remaining_lease(name_), std::move(h), true);
+}
+
+}  // namespace redisync

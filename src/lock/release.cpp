@@ -1,0 +1,204 @@
+// Releasing, force-releasing and inspecting a lock.
+
+#include "lock/client_core.hpp"
+
+#include <scripts.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+
+namespace redisync::detail {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// A plain command with one reply, mapped to a typed error on failure.
+asio::awaitable<std::tuple<error_code, resp::value>> command(connection& conn, resp::request req) {
+  auto [ec, replies] = co_await conn.exec(std::move(req), asio::as_tuple(asio::deferred));
+  if (!ec) ec = check_replies(replies);
+  if (!ec && replies.size() != 1) ec = error::unexpected_reply;
+  co_return std::tuple{ec, ec ? resp::value{} : std::move(replies.front())};
+}
+
+}  // namespace
+
+asio::awaitable<std::tuple<error_code>> client_core::release(std::string name, std::string owner,
+                                                             std::shared_ptr<hold_state> guard) {
+  using result = std::tuple<error_code>;
+  auto self = shared_from_this();
+  if (auto ec = validate_name(name)) co_return result{ec};
+  if (auto ec = validate_owner(owner)) co_return result{ec};
+  if (guard && !guard->active()) {
+    co_return result{guard->status == hold_status::lost ? error::lease_lost : error::not_held};
+  }
+  std::string const key = hold_key(owner, name);
+  std::string const channel = channel_of(name);
+  co_await wait_settled(key);
+  auto hold = guard ? guard : find_hold(key);
+  if (hold && !hold->active()) co_return result{error::lease_lost};
+
+  bool const last_level = hold && hold->count == 1;
+  if (last_level) wheel.cancel(hold->renewal_entry);  // no renewal may follow the release
+
+  // The last level goes straight to the first waiter of this client, if there is one.
+  std::shared_ptr<waiter> target;
+  if (last_level) {
+    auto it = queues.find(channel);
+    if (it != queues.end() && it->second.consecutive_handoffs < conn.cfg().max_local_handoffs) {
+      if (auto head = it->second.head(); head && !head->handoff_pending) {
+        target = head;
+        target->woken = false;
+        target->handoff_pending = true;
+        it->second.remove(*target);
+      }
+    }
+  }
+
+  std::string const lease_text =
+      std::to_string((hold ? hold->lease : conn.cfg().watchdog_lease).count());
+  std::optional<std::int64_t> count_before_lost_attempt;
+  clock_type::time_point sent;
+  resp::value reply;
+  for (;;) {
+    script_args args{{name, token_key_of(name)},
+                     {owner, lease_text,
+                      count_before_lost_attempt ? std::to_string(*count_before_lost_attempt) : "",
+                      target ? target->owner : "",
+                      target ? std::to_string(target->lease.count()) : "", channel}};
+    sent = clock_type::now();
+    auto [ec, r] = co_await run_script(conn, scripts::lock_release, args);
+    if (ec == error::ambiguous && hold && !stopped) {
+      // Repeating with the count it started from is idempotent (lock_release.lua).
+      count_before_lost_attempt = hold->count;
+      continue;
+    }
+    if (ec) {
+      if (target) {
+        target->handoff_pending = false;
+        if (!target->done) {
+          queues[channel].push_front(target);
+          target->wake();
+        }
+      }
+      if (hold && hold->active() && hold->watchdog) schedule_renewal(hold, clock_type::now());
+      co_return result{ec};
+    }
+    reply = std::move(r);
+    break;
+  }
+
+  std::optional<std::uint64_t> handoff_token;
+  std::int64_t remaining = 0;
+  if (reply.kind() == resp::type::array && reply.elements().size() == 2) {
+    handoff_token = static_cast<std::uint64_t>(reply.elements()[1].integer());
+  } else if (reply.kind() == resp::type::integer) {
+    remaining = reply.integer();
+    if (remaining == -2) remaining = *count_before_lost_attempt - 1;  // the lost attempt went through
+  } else {
+    remaining = -3;
+  }
+
+  if (target) {
+    target->handoff_pending = false;
+    if (handoff_token) {
+      ++handoffs;
+      auto& q = queues[channel];
+      ++q.consecutive_handoffs;
+      if (target->done) {
+        // The waiter gave up while the lock was on its way: pass it on or free it.
+        release_detached(name, target->owner, nullptr);
+      } else {
+        target->granted = handoff_grant{*handoff_token, sent};
+        target->timer.cancel();
+      }
+    } else if (!target->done) {
+      queues[channel].push_front(target);
+      target->wake();
+    }
+  }
+  if (!handoff_token && remaining == 0) {
+    if (auto it = queues.find(channel); it != queues.end()) it->second.consecutive_handoffs = 0;
+  }
+
+  if (remaining == -3) co_return result{error::unexpected_reply};
+  if (remaining == -1) {
+    // Nothing changed and nothing was published. If we believed we held it, the lease ran out.
+    if (hold) {
+      lose(hold);
+      co_return result{error::lease_lost};
+    }
+    co_return result{error::not_owner};
+  }
+  if (hold) {
+    if (remaining == 0) {
+      finish_hold(hold);
+    } else {
+      hold->count = remaining;
+      hold->set_valid_until(validity_deadline(sent, hold->lease));
+      if (hold->watchdog) schedule_renewal(hold, sent);
+      schedule_validity_check(hold);
+    }
+  }
+  co_return result{error_code{}};
+}
+
+void client_core::release_detached(std::string name, std::string owner,
+                                   std::shared_ptr<hold_state> guard) {
+  asio::co_spawn(strand(), release(std::move(name), std::move(owner), std::move(guard)),
+                 [](std::exception_ptr, std::tuple<error_code>) {});
+}
+
+asio::awaitable<std::tuple<error_code>> client_core::wait_lost(std::shared_ptr<hold_state> hold) {
+  auto self = shared_from_this();
+  if (hold->active()) {
+    asio::steady_timer timer{strand(), asio::steady_timer::time_point::max()};
+    hold->loss_timers.push_back(&timer);
+    co_await timer.async_wait(asio::as_tuple(asio::deferred));
+    std::erase(hold->loss_timers, &timer);
+  }
+  co_return std::tuple{hold->status == hold_status::lost ? error_code{error::lease_lost}
+                                                        : error_code{asio::error::operation_aborted}};
+}
+
+asio::awaitable<std::tuple<error_code, bool>> client_core::force_release(std::string name) {
+  if (auto ec = validate_name(name)) co_return std::tuple{ec, false};
+  script_args args{{name}, {channel_of(name)}};
+  auto [ec, reply] = co_await run_script(conn, scripts::lock_force_release, args);
+  co_return std::tuple{ec, !ec && reply.integer() == 1};
+}
+
+asio::awaitable<std::tuple<error_code, bool>> client_core::is_locked(std::string name) {
+  if (auto ec = validate_name(name)) co_return std::tuple{ec, false};
+  resp::request req;
+  req.push("EXISTS", name);
+  auto [ec, reply] = co_await command(conn, std::move(req));
+  co_return std::tuple{ec, !ec && reply.integer() == 1};
+}
+
+asio::awaitable<std::tuple<error_code, std::int64_t>> client_core::hold_count(std::string name,
+                                                                              std::string owner) {
+  if (auto ec = validate_name(name)) co_return std::tuple{ec, std::int64_t{0}};
+  if (auto ec = validate_owner(owner)) co_return std::tuple{ec, std::int64_t{0}};
+  resp::request req;
+  req.push("HGET", name, owner);
+  auto [ec, reply] = co_await command(conn, std::move(req));
+  std::int64_t count = 0;
+  if (!ec && !reply.is_null() && !reply.as_integer(count)) ec = error::unexpected_reply;
+  co_return std::tuple{ec, count};
+}
+
+asio::awaitable<std::tuple<error_code, std::optional<std::chrono::milliseconds>>>
+client_core::remaining_lease(std::string name) {
+  using result = std::tuple<error_code, std::optional<std::chrono::milliseconds>>;
+  if (auto ec = validate_name(name)) co_return result{ec, std::nullopt};
+  resp::request req;
+  req.push("PTTL", name);
+  auto [ec, reply] = co_await command(conn, std::move(req));
+  if (ec || reply.integer() == -2) co_return result{ec, std::nullopt};
+  if (reply.integer() == -1) co_return result{ec, std::chrono::milliseconds::max()};
+  co_return result{ec, std::chrono::milliseconds{reply.integer()}};
+}
+
+}  // namespace redisync::detail

@@ -1,0 +1,123 @@
+// The watchdog: one timing wheel per client drives every renewal and validity check. Renewals that
+// fall due together go out as one script call per lease (in chunks), so many held locks cost a
+// few commands per tick rather than one timer and one command each.
+
+#include "lock/client_core.hpp"
+
+#include <scripts.hpp>
+
+#include <boost/asio/detached.hpp>
+
+#include <map>
+
+namespace redisync::detail {
+
+namespace asio = boost::asio;
+
+namespace {
+constexpr std::size_t renewal_chunk = 500;  // keys per script call
+}
+
+void client_core::schedule_renewal(std::shared_ptr<hold_state> const& hold,
+                                   clock_type::time_point base) {
+  wheel.schedule(hold->renewal_entry, base + hold->lease / 3, wheel_item{hold, true});
+  arm_wheel();
+}
+
+void client_core::schedule_validity_check(std::shared_ptr<hold_state> const& hold) {
+  wheel.schedule(hold->validity_entry, hold->valid_until(), wheel_item{hold, false});
+  arm_wheel();
+}
+
+void client_core::arm_wheel() {
+  if (stopped) return;
+  auto const next = wheel.next_due();
+  if (!next) return;
+  if (wheel_armed_for && *wheel_armed_for <= *next) return;
+  wheel_armed_for = *next;
+  auto const generation = ++wheel_generation;
+  wheel_timer.expires_at(*next);
+  std::weak_ptr<client_core> weak = shared_from_this();
+  wheel_timer.async_wait([weak, generation](error_code) {
+    auto self = weak.lock();
+    if (!self || self->wheel_generation != generation || self->stopped) return;
+    self->wheel_armed_for.reset();
+    self->on_wheel_tick();
+  });
+}
+
+void client_core::on_wheel_tick() {
+  auto const now = clock_type::now();
+  std::vector<wheel_item> due;
+  wheel.advance(now, due);
+  std::map<std::chrono::milliseconds, std::vector<std::shared_ptr<hold_state>>> renewals_by_lease;
+  for (auto& item : due) {
+    auto hold = item.hold.lock();
+    if (!hold) continue;
+    wheel_type::forget(item.renewal ? hold->renewal_entry : hold->validity_entry);
+    if (!hold->active()) continue;
+    if (!item.renewal) {
+      if (now >= hold->valid_until()) {
+        lose(hold);
+      } else {
+        schedule_validity_check(hold);  // renewed meanwhile
+      }
+      continue;
+    }
+    if (!hold->granted) {
+      // The first acquire is still in flight: look again on the next tick.
+      schedule_renewal(hold, now - hold->lease / 3 + wheel.tick());
+      continue;
+    }
+    renewals_by_lease[hold->lease].push_back(std::move(hold));
+  }
+  for (auto& [lease, holds_due] : renewals_by_lease) {
+    for (std::size_t i = 0; i < holds_due.size(); i += renewal_chunk) {
+      auto const end = std::min(holds_due.size(), i + renewal_chunk);
+      std::vector<std::shared_ptr<hold_state>> batch(holds_due.begin() + static_cast<std::ptrdiff_t>(i),
+                                                     holds_due.begin() + static_cast<std::ptrdiff_t>(end));
+      asio::co_spawn(strand(), renew(std::move(batch), lease), asio::detached);
+    }
+  }
+  arm_wheel();
+}
+
+asio::awaitable<void> client_core::renew(std::vector<std::shared_ptr<hold_state>> batch,
+                                         std::chrono::milliseconds lease) {
+  auto self = shared_from_this();
+  script_args args;
+  args.keys.reserve(batch.size());
+  args.argv.reserve(batch.size() + 1);
+  args.argv.push_back(std::to_string(lease.count()));
+  for (auto const& hold : batch) {
+    args.keys.push_back(hold->name);
+    args.argv.push_back(hold->owner);
+  }
+  auto const sent = clock_type::now();
+  auto [ec, reply] = co_await run_script(conn, scripts::lock_renew, args);
+  ++renewal_batches;
+  renewals += batch.size();
+  bool const well_formed = !ec && reply.elements().size() == batch.size();
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    auto const& hold = batch[i];
+    if (!hold->active()) continue;  // released or lost while the renewal was in flight
+    if (!well_formed) {
+      // Unknown: the lease runs on. The hold is uncertain now and lost at its deadline unless a
+      // retry gets through first.
+      hold->status = hold_status::uncertain;
+      auto const retry = std::min<std::chrono::milliseconds>(hold->lease / 10, std::chrono::seconds{1});
+      schedule_renewal(hold, clock_type::now() + retry - hold->lease / 3);
+      continue;
+    }
+    if (reply.elements()[i].integer() == 1) {
+      hold->set_valid_until(validity_deadline(sent, hold->lease));
+      hold->status = hold_status::held;
+      schedule_renewal(hold, sent);
+      schedule_validity_check(hold);
+    } else {
+      lose(hold);  // the owner field is gone: someone deleted or took over the lock
+    }
+  }
+}
+
+}  // namespace redisync::detail

@@ -1,0 +1,43 @@
+-- Reentrant lock release: one hold level of ARGV[1]. On the last level the lock is deleted and
+-- '0' is published on the lock's channel (Redisson's unlock message), or, when ARGV[4] names a
+-- waiter of this client, the lock passes straight to that waiter with a fresh fencing token and
+-- nothing is published: the lock is never free, so no other client can slip in between.
+--   KEYS[1] lock hash      KEYS[2] token key
+--   ARGV[1] owner          ARGV[2] lease in ms (kept on a partial release)
+--   ARGV[3] '' or the hold count the owner had before this release, when an earlier attempt's
+--           outcome was lost with a connection
+--   ARGV[4] '' or the owner to hand the lock to      ARGV[5] that owner's lease in ms
+--   ARGV[6] the lock's channel
+-- Returns the remaining hold count; {0, token} after a hand-off; -1 when the owner holds nothing
+-- (nothing changes, nothing is published); -2 when ARGV[3] shows the earlier attempt went through.
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')
+if ARGV[3] ~= '' and count == tonumber(ARGV[3]) - 1 then
+  if ARGV[4] ~= '' and redis.call('hexists', KEYS[1], ARGV[4]) == 1 then
+    return {0, tonumber(redis.call('get', KEYS[2]) or '0')}  -- that attempt handed the lock over
+  end
+  return -2
+end
+if count == 0 then
+  return -1
+end
+if count > 1 then
+  redis.call('hincrby', KEYS[1], ARGV[1], -1)
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return count - 1
+end
+if ARGV[4] ~= '' then
+  local now = redis.call('time')
+  local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
+  local last = tonumber(redis.call('set', KEYS[2], string.format('%.0f', token), 'GET') or '0')
+  if last >= token then
+    token = last + 1
+    redis.call('set', KEYS[2], string.format('%.0f', token))
+  end
+  redis.call('del', KEYS[1])
+  redis.call('hset', KEYS[1], ARGV[4], 1)
+  redis.call('pexpire', KEYS[1], ARGV[5])
+  return {0, token}
+end
+redis.call('del', KEYS[1])
+redis.call('publish', ARGV[6], '0')
+return 0

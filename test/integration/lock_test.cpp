@@ -1,0 +1,505 @@
+// The reentrant lock against a real redis-server.
+
+#include <redisync/redisync.hpp>
+
+#include "support/lock_fixture.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <set>
+#include <thread>
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using redisync::error;
+using redisync::held;
+using redisync::test::running_client;
+using redisync::test::run_async;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+// Busy-waits inside Redis so that commands sent meanwhile queue up unanswered.
+void block_redis(redisync::process::redis_server const& redis, int ms) {
+  redis.command({"EVAL",
+                 "local s = redis.call('time') local t0 = s[1] * 1000 + s[2] / 1000 "
+                 "repeat local n = redis.call('time') until n[1] * 1000 + n[2] / 1000 - t0 > tonumber(ARGV[1])",
+                 "0", std::to_string(ms)});
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(reentrant_lock)
+
+BOOST_AUTO_TEST_CASE(nesting_one_to_five_keeps_the_hold_count_equal_to_hget_and_rejects_over_release) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto me = c->new_owner();
+    auto lock = me.lock("nest");
+    std::vector<held> levels;
+    std::uint64_t first_token = 0;
+    for (int depth = 1; depth <= 5; ++depth) {
+      levels.push_back(co_await lock.acquire(asio::use_awaitable));
+      if (depth == 1) first_token = levels.back().token();
+      BOOST_TEST(levels.back().token() == first_token);  // re-entry keeps the token
+      BOOST_TEST(redisync::test::hget_count(redis, "nest", me.id()) == depth);
+      BOOST_TEST(co_await lock.hold_count(asio::use_awaitable) == depth);
+    }
+    for (int depth = 5; depth >= 1; --depth) {
+      co_await levels.back().release(asio::use_awaitable);
+      levels.pop_back();
+      BOOST_TEST(redisync::test::hget_count(redis, "nest", me.id()) == depth - 1);
+    }
+    BOOST_TEST(!(co_await lock.is_locked(asio::use_awaitable)));
+    auto [ec] = co_await lock.release(tuple_awaitable);
+    BOOST_TEST((ec == error::not_owner));
+    BOOST_TEST(redisync::test::lock_keys(redis).empty());
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(releasing_a_guard_twice_is_an_error) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto lock = c->make_lock("twice");
+    auto h = co_await lock.acquire(asio::use_awaitable);
+    co_await h.release(asio::use_awaitable);
+    auto [ec] = co_await h.release(tuple_awaitable);
+    BOOST_TEST((ec == error::not_held));
+    BOOST_TEST((h.status() == redisync::hold_status::released));
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(two_owners_in_one_process_exclude_each_other) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto a = c->new_owner().lock("shared");
+    auto b = c->new_owner().lock("shared");
+    auto held_a = co_await a.acquire(asio::use_awaitable);
+    auto none = co_await b.try_acquire(0ms, asio::use_awaitable);
+    BOOST_TEST(!none.has_value());
+    // b waits and gets the lock as soon as a lets go.
+    std::optional<held> held_b;
+    asio::co_spawn(ctx, [&]() -> asio::awaitable<void> { held_b = co_await b.acquire(asio::use_awaitable); },
+                   asio::detached);
+    co_await redisync::test::sleep_for(50ms);
+    BOOST_TEST(!held_b.has_value());
+    co_await held_a.release(asio::use_awaitable);
+    while (!held_b) co_await redisync::test::sleep_for(1ms);
+    BOOST_TEST(held_b->token() > held_a.token());
+    co_await held_b->release(asio::use_awaitable);
+    co_await c->flush_subscriptions(asio::use_awaitable);
+    BOOST_TEST(redisync::test::lock_keys(redis).empty());
+    BOOST_TEST(redisync::test::subscribed_channels(redis) == 0u);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_local_release_hands_the_lock_to_the_next_waiter_without_publishing) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto a = c->new_owner().lock("handoff");
+    auto b = c->new_owner().lock("handoff");
+    auto held_a = co_await a.acquire(asio::use_awaitable);
+    std::optional<held> held_b;
+    asio::co_spawn(ctx, [&]() -> asio::awaitable<void> { held_b = co_await b.acquire(asio::use_awaitable); },
+                   asio::detached);
+    while (c->stats().waiters == 0 || c->stats().subscriptions == 0) co_await redisync::test::sleep_for(1ms);
+    co_await redisync::test::sleep_for(20ms);  // b has subscribed and tried again
+    auto const publishes = redisync::test::command_calls(redis, "publish");
+    co_await held_a.release(asio::use_awaitable);
+    while (!held_b) co_await redisync::test::sleep_for(1ms);
+    BOOST_TEST(c->stats().handoffs == 1u);
+    BOOST_TEST(redisync::test::command_calls(redis, "publish") == publishes);
+    BOOST_TEST(redisync::test::hget_count(redis, "handoff", b.owner_id()) == 1);
+    BOOST_TEST(held_b->token() > held_a.token());
+    co_await held_b->release(asio::use_awaitable);
+    co_await c->flush_subscriptions(asio::use_awaitable);
+    BOOST_TEST(redisync::test::lock_keys(redis).empty());
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(owner_identity_survives_thread_hops_on_a_multi_threaded_io_context) {
+  redisync::process::redis_server redis;
+  asio::thread_pool pool{4};
+  redisync::client c{pool.get_executor(), redisync::test::fast_config(redis)};
+  c.start();
+  auto me = c.new_owner();
+  auto other = c.new_owner();
+  auto body = [&]() -> asio::awaitable<void> {
+    auto lock = me.lock("hops");
+    std::vector<held> levels;
+    std::set<std::thread::id> threads;
+    for (int i = 0; i < 20; ++i) {
+      threads.insert(std::this_thread::get_id());
+      levels.push_back(co_await lock.acquire(asio::use_awaitable));
+      // Hop to another thread of the pool between levels.
+      co_await asio::post(pool.get_executor(), asio::use_awaitable);
+    }
+    BOOST_TEST(levels.size() == 20u);
+    BOOST_TEST(co_await lock.hold_count(asio::use_awaitable) == 20);
+    auto none = co_await other.lock("hops").try_acquire(0ms, asio::use_awaitable);
+    BOOST_TEST(!none.has_value());
+    while (!levels.empty()) {
+      co_await levels.back().release(asio::use_awaitable);
+      levels.pop_back();
+      co_await asio::post(pool.get_executor(), asio::use_awaitable);
+    }
+    BOOST_TEST(threads.size() >= 1u);
+  };
+  auto done = asio::co_spawn(pool, body(), asio::use_future);
+  BOOST_TEST_REQUIRE((done.wait_for(30s) == std::future_status::ready));
+  done.get();
+  BOOST_TEST(redisync::test::lock_keys(redis).empty());
+  c.stop();
+  pool.join();
+}
+
+BOOST_AUTO_TEST_CASE(try_acquire_returns_within_wait_plus_250_ms) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto holder = co_await c->make_lock("busy").acquire(asio::use_awaitable);
+    auto contender = c->make_lock("busy");
+    for (auto wait : {0ms, 100ms, 400ms}) {
+      auto const start = std::chrono::steady_clock::now();
+      auto result = co_await contender.try_acquire(wait, asio::use_awaitable);
+      auto const took = std::chrono::steady_clock::now() - start;
+      BOOST_TEST(!result.has_value());
+      BOOST_TEST(took >= wait);
+      BOOST_TEST((took < wait + 250ms), "waited " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count());
+    }
+    co_await holder.release(asio::use_awaitable);
+    co_await c->flush_subscriptions(asio::use_awaitable);
+    BOOST_TEST(redisync::test::subscribed_channels(redis) == 0u);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_fixed_lease_expires_without_a_watchdog_and_the_hold_reports_the_loss) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto a = c->make_lock("lease");
+    auto h = co_await a.acquire(300ms, asio::use_awaitable);
+    auto const ttl = redis.command({"PTTL", "lease"}).integer();
+    BOOST_TEST((ttl > 0 && ttl <= 300));
+    BOOST_TEST((h.valid_until() <= std::chrono::steady_clock::now() + 300ms));
+    auto [ec] = co_await h.wait_lost(tuple_awaitable);
+    BOOST_TEST((ec == error::lease_lost));
+    BOOST_TEST((h.status() == redisync::hold_status::lost));
+    BOOST_TEST((std::chrono::steady_clock::now() >= h.valid_until()));
+    // Someone else takes it at once; the late release of the first owner changes nothing.
+    auto b = c->make_lock("lease");
+    auto hb = co_await b.try_acquire(1s, asio::use_awaitable);
+    BOOST_TEST_REQUIRE(hb.has_value());
+    auto [release_ec] = co_await h.release(tuple_awaitable);
+    BOOST_TEST((release_ec == error::lease_lost));
+    auto [handle_ec] = co_await a.release(tuple_awaitable);
+    BOOST_TEST((handle_ec == error::not_owner));
+    BOOST_TEST(redisync::test::hget_count(redis, "lease", b.owner_id()) == 1);
+    co_await hb->release(asio::use_awaitable);
+    co_await c->flush_subscriptions(asio::use_awaitable);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(the_watchdog_keeps_a_lock_alive_for_ten_leases) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto cfg = redisync::test::fast_config(redis);
+    cfg.watchdog_lease = 300ms;
+    running_client c{ctx, cfg};
+    auto lock = c->make_lock("kept");
+    auto h = co_await lock.acquire(asio::use_awaitable);
+    auto contender = c->make_lock("kept");
+    auto const start = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - start < 3s) {
+      auto r = co_await contender.try_acquire(0ms, asio::use_awaitable);
+      BOOST_TEST_REQUIRE(!r.has_value());
+      BOOST_TEST((h.status() == redisync::hold_status::held));
+      co_await redisync::test::sleep_for(100ms);
+    }
+    BOOST_TEST(c->stats().renewals >= 8u);
+    BOOST_TEST((h.valid_until() > std::chrono::steady_clock::now()));
+    co_await h.release(asio::use_awaitable);
+    BOOST_TEST(redisync::test::lock_keys(redis).empty());
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_deleted_owner_field_fires_the_loss_signal_within_one_renewal_period) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto cfg = redisync::test::fast_config(redis);
+    cfg.watchdog_lease = 600ms;
+    running_client c{ctx, cfg};
+    auto h = co_await c->make_lock("stolen").acquire(asio::use_awaitable);
+    redis.command({"DEL", "stolen"});
+    auto const start = std::chrono::steady_clock::now();
+    auto [ec] = co_await h.wait_lost(tuple_awaitable);
+    BOOST_TEST((ec == error::lease_lost));
+    BOOST_TEST((std::chrono::steady_clock::now() - start < 600ms / 3 + 200ms));
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(with_lock_cancels_the_body_when_the_lease_is_lost) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto cfg = redisync::test::fast_config(redis);
+    cfg.watchdog_lease = 300ms;
+    running_client c{ctx, cfg};
+    auto lock = c->make_lock("body");
+    bool body_saw_cancellation = false;
+    auto body = [&](held& h) -> asio::awaitable<void> {
+      BOOST_TEST(h.is_held());
+      redis.command({"DEL", "body"});  // the lock vanishes under the body
+      asio::steady_timer forever{co_await asio::this_coro::executor, 30s};
+      auto [ec] = co_await forever.async_wait(tuple_awaitable);
+      body_saw_cancellation = ec == asio::error::operation_aborted;
+    };
+    auto const start = std::chrono::steady_clock::now();
+    try {
+      co_await redisync::with_lock(lock, body);
+      BOOST_TEST(false, "with_lock should throw lease_lost");
+    } catch (boost::system::system_error const& e) {
+      BOOST_TEST((e.code() == error::lease_lost));
+    }
+    BOOST_TEST(body_saw_cancellation);
+    BOOST_TEST((std::chrono::steady_clock::now() - start < 5s));
+    // A body that finishes gets its result and the lock is released.
+    int const answer = co_await redisync::with_lock(lock, [](held&) -> asio::awaitable<int> { co_return 42; });
+    BOOST_TEST(answer == 42);
+    BOOST_TEST(redisync::test::lock_keys(redis).empty());
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(destroying_a_guard_that_holds_releases_the_lock) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto lock = c->make_lock("scoped");
+    {
+      auto h = co_await lock.acquire(asio::use_awaitable);
+      BOOST_TEST(redis.command({"EXISTS", "scoped"}).integer() == 1);
+    }
+    auto other = co_await c->make_lock("scoped").try_acquire(2s, asio::use_awaitable);
+    BOOST_TEST_REQUIRE(other.has_value());
+    co_await other->release(asio::use_awaitable);
+    co_await c->flush_subscriptions(asio::use_awaitable);
+    BOOST_TEST(redisync::test::lock_keys(redis).empty());
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_non_owner_release_changes_nothing_and_publishes_nothing) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto a = c->make_lock("mine");
+    auto h = co_await a.acquire(asio::use_awaitable);
+    auto const before = redis.command({"HGETALL", "mine"});
+    auto const ttl = redis.command({"PTTL", "mine"}).integer();
+    auto const publishes = redisync::test::command_calls(redis, "publish");
+    auto [ec] = co_await c->make_lock("mine").release(tuple_awaitable);
+    BOOST_TEST((ec == error::not_owner));
+    auto [ec2] = co_await c->make_owner("someone:else").lock("mine").release(tuple_awaitable);
+    BOOST_TEST((ec2 == error::not_owner));
+    BOOST_TEST((redis.command({"HGETALL", "mine"}) == before));
+    BOOST_TEST(redis.command({"PTTL", "mine"}).integer() <= ttl);
+    BOOST_TEST(redisync::test::command_calls(redis, "publish") == publishes);
+    co_await h.release(asio::use_awaitable);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_key_of_the_wrong_type_gives_a_typed_error_and_stays_untouched) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    redis.command({"SET", "not-a-lock", "precious"});
+    auto lock = c->make_lock("not-a-lock");
+    auto [ec, h] = co_await lock.acquire(tuple_awaitable);
+    BOOST_TEST((ec == error::wrong_type));
+    auto [rec] = co_await lock.release(tuple_awaitable);
+    BOOST_TEST((rec == error::wrong_type));
+    auto [fec, forced] = co_await lock.force_release(tuple_awaitable);
+    BOOST_TEST((fec == error::wrong_type));
+    auto [hec, count] = co_await lock.hold_count(tuple_awaitable);
+    BOOST_TEST((hec == error::wrong_type));
+    BOOST_TEST(redis.command({"GET", "not-a-lock"}).text() == "precious");
+
+    // A fencing counter of the wrong type fails the acquire before the lock is touched.
+    redis.command({"HSET", "redisson_lock_token:{fenced}", "x", "1"});
+    auto [tec, th] = co_await c->make_lock("fenced").acquire(tuple_awaitable);
+    BOOST_TEST((tec == error::wrong_type));
+    BOOST_TEST(redis.command({"EXISTS", "fenced"}).integer() == 0);
+    BOOST_TEST(c->stats().holds == 0u);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(invalid_arguments_are_rejected_before_any_io) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    co_await c->make_lock("warm").is_locked(asio::use_awaitable);
+    auto const written = c->connection().stats().requests_written;
+    auto empty = c->make_lock("");
+    auto [e1, h1] = co_await empty.acquire(tuple_awaitable);
+    BOOST_TEST((e1 == error::invalid_argument));
+    auto lock = c->make_lock("args");
+    auto [e2, h2] = co_await lock.acquire(0ms, tuple_awaitable);
+    BOOST_TEST((e2 == error::invalid_argument));
+    auto [e3, h3] = co_await lock.acquire(-5ms, tuple_awaitable);
+    BOOST_TEST((e3 == error::invalid_argument));
+    auto [e4, h4] = co_await lock.try_acquire(-1ms, tuple_awaitable);
+    BOOST_TEST((e4 == error::invalid_argument));
+    auto [e5, h5] = co_await lock.try_acquire(std::chrono::hours{24 * 365 * 3}, tuple_awaitable);
+    BOOST_TEST((e5 == error::invalid_argument));
+    auto [e6] = co_await empty.release(tuple_awaitable);
+    BOOST_TEST((e6 == error::invalid_argument));
+    BOOST_CHECK_THROW(c->make_owner("has space"), boost::system::system_error);
+    BOOST_CHECK_THROW(c->make_owner(""), boost::system::system_error);
+    BOOST_TEST(c->connection().stats().requests_written == written);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(cancelling_a_waiting_acquire_leaves_no_hold_and_no_subscription) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    using namespace asio::experimental::awaitable_operators;
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto holder = co_await c->make_lock("wait-cancel").acquire(asio::use_awaitable);
+    auto waiter = c->make_lock("wait-cancel");
+    asio::steady_timer timer{ctx, 100ms};
+    auto outcome = co_await (waiter.acquire(asio::use_awaitable) || timer.async_wait(asio::use_awaitable));
+    BOOST_TEST(outcome.index() == 1u);  // the timer won; the acquire was cancelled
+    BOOST_TEST(c->stats().waiters == 0u);
+    co_await holder.release(asio::use_awaitable);
+    co_await c->flush_subscriptions(asio::use_awaitable);
+    BOOST_TEST(redisync::test::subscribed_channels(redis) == 0u);
+    BOOST_TEST(redisync::test::lock_keys(redis).empty());
+    BOOST_TEST(c->stats().holds == 0u);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_grant_that_arrives_after_the_caller_gave_up_is_released) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto lock = c->make_lock("late-grant");
+    co_await lock.is_locked(asio::use_awaitable);  // connected
+    // Redis is busy for 300 ms: the acquire is written but its reply comes after the cancel.
+    std::thread blocker{[&] { block_redis(redis, 300); }};
+    co_await redisync::test::sleep_for(50ms);
+    asio::cancellation_signal cancel;
+    std::optional<error_code> result;
+    lock.acquire(asio::bind_cancellation_slot(cancel.slot(), [&](error_code ec, held) { result = ec; }));
+    co_await redisync::test::sleep_for(50ms);
+    cancel.emit(asio::cancellation_type::terminal);
+    while (!result) co_await redisync::test::sleep_for(1ms);
+    BOOST_TEST((*result == asio::error::operation_aborted));
+    blocker.join();
+    // The same owner can acquire again only after the late grant was undone.
+    auto again = co_await lock.acquire(asio::use_awaitable);
+    BOOST_TEST(redisync::test::hget_count(redis, "late-grant", lock.owner_id()) == 1);
+    co_await again.release(asio::use_awaitable);
+    BOOST_TEST(redisync::test::lock_keys(redis).empty());
+    co_await c->flush_subscriptions(asio::use_awaitable);
+    BOOST_TEST(redisync::test::subscribed_channels(redis) == 0u);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(fencing_tokens_grow_with_every_fresh_hold) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    std::uint64_t last = 0;
+    for (int i = 0; i < 50; ++i) {
+      auto h = co_await c->make_lock("tokens").acquire(asio::use_awaitable);
+      BOOST_TEST(h.token() > last);
+      last = h.token();
+      co_await h.release(asio::use_awaitable);
+    }
+    // A counter set far in the future (e.g. by a peer with a fast clock) is still exceeded.
+    redis.command({"SET", "redisson_lock_token:{tokens}", "9000000000000000"});
+    auto h = co_await c->make_lock("tokens").acquire(asio::use_awaitable);
+    BOOST_TEST(h.token() == 9000000000000001u);
+    co_await h.release(asio::use_awaitable);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(queries_report_the_lock_state) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto lock = c->make_lock("query");
+    BOOST_TEST(!(co_await lock.is_locked(asio::use_awaitable)));
+    BOOST_TEST(!(co_await lock.remaining_lease(asio::use_awaitable)).has_value());
+    auto h = co_await lock.acquire(5s, asio::use_awaitable);
+    BOOST_TEST(co_await lock.is_locked(asio::use_awaitable));
+    auto left = co_await lock.remaining_lease(asio::use_awaitable);
+    BOOST_TEST_REQUIRE(left.has_value());
+    BOOST_TEST((*left > 4s && *left <= 5s));
+    BOOST_TEST(co_await c->make_lock("query").hold_count(asio::use_awaitable) == 0);
+    BOOST_TEST(co_await c->make_lock("query").force_release(asio::use_awaitable));
+    BOOST_TEST(!(co_await lock.force_release(asio::use_awaitable)));
+    auto [ec] = co_await h.release(tuple_awaitable);
+    BOOST_TEST((ec == error::lease_lost));
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(many_tasks_contending_on_one_lock_never_overlap) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    int inside = 0, max_inside = 0, done = 0;
+    auto worker = [&]() -> asio::awaitable<void> {
+      auto lock = c->make_lock("crowd");
+      for (int i = 0; i < 25; ++i) {
+        auto h = co_await lock.acquire(asio::use_awaitable);
+        max_inside = std::max(max_inside, ++inside);
+        redisync::resp::request get;
+        get.push("INCR", "crowd-counter");
+        co_await c->exec(std::move(get), asio::use_awaitable);
+        --inside;
+        co_await h.release(asio::use_awaitable);
+      }
+      ++done;
+    };
+    for (int i = 0; i < 16; ++i) asio::co_spawn(ctx, worker(), asio::detached);
+    while (done < 16) co_await redisync::test::sleep_for(5ms);
+    BOOST_TEST(max_inside == 1);
+    BOOST_TEST(redis.command({"GET", "crowd-counter"}).text() == "400");
+    BOOST_TEST(c->stats().handoffs > 0u);
+    co_await c->flush_subscriptions(asio::use_awaitable);
+    BOOST_TEST(redisync::test::lock_keys(redis, {"crowd-counter"}).empty());
+    BOOST_TEST(redisync::test::subscribed_channels(redis) == 0u);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_SUITE_END()

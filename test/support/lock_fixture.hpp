@@ -1,0 +1,78 @@
+#pragma once
+
+// A private redis-server and a running client for lock tests, plus checks that a test left no lock
+// keys and no subscriptions behind.
+
+#include <redisync/client.hpp>
+
+#include "process/redis_server.hpp"
+#include "support/async_test.hpp"
+
+#include <boost/asio/use_awaitable.hpp>
+
+#include <map>
+#include <string>
+
+namespace redisync::test {
+
+inline config fast_config(process::redis_server const& redis) {
+  auto cfg = config::from_url(redis.url());
+  cfg.reconnect_delay_min = std::chrono::milliseconds{10};
+  cfg.reconnect_delay_max = std::chrono::milliseconds{100};
+  cfg.subscription_linger = std::chrono::milliseconds{50};
+  return cfg;
+}
+
+// Runs a client for the length of a test body; stop() ends it and waits for run() to complete.
+class running_client {
+ public:
+  running_client(asio::io_context& ctx, config cfg) : client_{ctx.get_executor(), std::move(cfg)}, done_{ctx.get_executor()} {
+    client_.run([this](boost::system::error_code) { done_.notify(); });
+  }
+  redisync::client& operator*() { return client_; }
+  redisync::client* operator->() { return &client_; }
+  asio::awaitable<void> stop() {
+    client_.stop();
+    BOOST_TEST_REQUIRE(co_await done_.wait(std::chrono::seconds{10}));
+  }
+
+ private:
+  redisync::client client_;
+  event done_;
+};
+
+// Keys other than fencing counters (which live on by design) and the test's own data keys.
+inline std::vector<std::string> lock_keys(process::redis_server const& redis,
+                                          std::vector<std::string> const& allowed = {}) {
+  std::vector<std::string> out;
+  auto const keys = redis.command({"KEYS", "*"});
+  for (auto const& k : keys.elements()) {
+    std::string key{k.text()};
+    if (key.starts_with("redisson_lock_token:")) continue;
+    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+    out.push_back(key);
+  }
+  return out;
+}
+
+inline std::size_t subscribed_channels(process::redis_server const& redis) {
+  return redis.command({"PUBSUB", "CHANNELS", "*"}).elements().size();
+}
+
+// Calls of one command since the server started (INFO commandstats).
+inline std::int64_t command_calls(process::redis_server const& redis, std::string const& command) {
+  std::string const stats{redis.command({"INFO", "commandstats"}).text()};
+  auto const pos = stats.find("cmdstat_" + command + ":calls=");
+  if (pos == std::string::npos) return 0;
+  return std::stoll(stats.substr(pos + command.size() + 15));
+}
+
+inline std::int64_t hget_count(process::redis_server const& redis, std::string const& name,
+                               std::string const& owner) {
+  auto const v = redis.command({"HGET", name, owner});
+  std::int64_t n = 0;
+  if (!v.is_null()) v.as_integer(n);
+  return n;
+}
+
+}  // namespace redisync::test
