@@ -1,0 +1,42 @@
+// redisync: the command-line tool. Each subcommand lives in its own file.
+
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redisync::cli {
+int demo_main(std::vector<std::string> const& args);
+int stress_main(std::vector<std::string> const& args);
+int inspect_main(std::vector<std::string> const& args);
+int bench_main(std::vector<std::string> const& args);
+}  // namespace redisync::cli
+
+namespace {
+
+constexpr std::string_view usage =
+    "usage: redisync <command> [options]   (redisync <command> --help for details)\n"
+    "\n"
+    "commands:\n"
+    "  demo      a live demonstration of the locks; starts its own redis-server without --redis\n"
+    "  stress    workers in this process hammer one lock and a counter; prints a JSON summary\n"
+    "  inspect   holders, hold counts, TTL, fencing token and waiters of a lock\n"
+    "  bench     the workloads of WORKLOADS.md (W1-W4), one JSON line\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << usage;
+    return args.empty() ? 2 : 0;
+  }
+  std::string const command = args[0];
+  args.erase(args.begin());
+  if (command == "demo") return redisync::cli::demo_main(args);
+  if (command == "stress") return redisync::cli::stress_main(args);
+  if (command == "inspect") return redisync::cli::inspect_main(args);
+  if (command == "bench") return redisync::cli::bench_main(args);
+  std::cerr << "redisync: unknown command '" << command << "'\n\n" << usage;
+  return 2;
+}

@@ -1,0 +1,217 @@
+// redisync stress: workers in this process (one owner each) take one lock, read a counter, hold,
+// write counter + 1 and release. Several processes on the same lock and counter must end with the
+// counter equal to the sum of their acquisitions. Prints one JSON summary line.
+
+#include "cli/common.hpp"
+#include "script/script.hpp"
+
+#include <redisync/redisync.hpp>
+#include <scripts.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+#include <fmt/core.h>
+
+#include <fstream>
+#include <iostream>
+
+#include <unistd.h>
+
+namespace redisync::cli {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using boost::system::error_code;
+
+namespace {
+
+struct stress_options {
+  std::string url;
+  std::string lock;
+  int workers = 1;
+  int iterations = 100;
+  int hold_ms = 0;
+  std::optional<int> lease_ms;
+  int watchdog_ms = 30000;
+  std::string counter;
+  std::optional<std::string> fence_key;
+  std::optional<std::string> history;
+};
+
+struct totals {
+  std::int64_t acquired = 0, released = 0, errors = 0, lost = 0, accepted = 0, rejected = 0;
+};
+
+class history_log {
+ public:
+  explicit history_log(std::optional<std::string> const& path) {
+    if (path) file_.open(*path, std::ios::app);
+  }
+  void write(std::string_view event, std::string_view owner, std::uint64_t token,
+             std::string_view detail = {}) {
+    if (!file_.is_open()) return;
+    json::object line{{"t_ns", monotonic_ns()}, {"pid", ::getpid()}, {"event", event},
+                      {"owner", owner}, {"token", token}};
+    if (!detail.empty()) line["detail"] = detail;
+    // One flushed line per event: a process killed mid-run leaves a readable history.
+    file_ << json::serialize(line) << std::endl;
+  }
+
+ private:
+  std::ofstream file_;
+};
+
+asio::awaitable<std::tuple<error_code, resp::value>> exec_one(client& c, resp::request req) {
+  auto [ec, replies] = co_await c.exec(std::move(req), asio::as_tuple(asio::use_awaitable));
+  if (!ec) ec = check_replies(replies);
+  co_return std::tuple{ec, ec ? resp::value{} : std::move(replies.front())};
+}
+
+asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, history_log& log) {
+  auto me = c.new_owner();
+  auto lock = me.lock(o.lock);
+  auto ex = co_await asio::this_coro::executor;
+  for (int i = 0; i < o.iterations; ++i) {
+    // Two statements: GCC 12 mishandles co_await inside a conditional expression.
+    std::tuple<error_code, held> acquired;
+    if (o.lease_ms) {
+      acquired = co_await lock.acquire(std::chrono::milliseconds{*o.lease_ms}, asio::as_tuple(asio::use_awaitable));
+    } else {
+      acquired = co_await lock.acquire(asio::as_tuple(asio::use_awaitable));
+    }
+    auto& [ec, h] = acquired;
+    if (ec) {
+      ++t.errors;
+      log.write("error", me.id(), 0, ec.message());
+      continue;
+    }
+    ++t.acquired;
+    log.write("acquired", me.id(), h.token());
+
+    resp::request get;
+    get.push("GET", o.counter);
+    auto [gec, current] = co_await exec_one(c, std::move(get));
+    std::int64_t value = 0;
+    if (!gec && !current.is_null()) current.as_integer(value);
+    if (o.hold_ms > 0) {
+      asio::steady_timer pause{ex, std::chrono::milliseconds{o.hold_ms}};
+      co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (gec) {
+      ++t.errors;  // no write without a read; the lock is still released below
+      log.write("error", me.id(), h.token(), gec.message());
+    } else if (o.fence_key) {
+      // The write carries the token; the resource refuses tokens older than one it has seen.
+      detail::script_args args{{*o.fence_key, o.counter},
+                               {std::to_string(h.token()), std::to_string(value + 1)}};
+      auto [wec, reply] = co_await detail::run_script(c.connection(), detail::scripts::fenced_set, args);
+      if (wec) {
+        ++t.errors;
+        log.write("error", me.id(), h.token(), wec.message());
+      } else if (reply.integer() == 1) {
+        ++t.accepted;
+        log.write("write_accepted", me.id(), h.token());
+      } else {
+        ++t.rejected;
+        log.write("write_rejected", me.id(), h.token());
+      }
+    } else {
+      resp::request set;
+      set.push("SET", o.counter, value + 1);
+      auto [sec, ignored] = co_await exec_one(c, std::move(set));
+      if (sec) {
+        ++t.errors;
+        log.write("error", me.id(), h.token(), sec.message());
+      }
+    }
+
+    bool const lost_before_release = h.status() == hold_status::lost;
+    auto [rec] = co_await h.release(asio::as_tuple(asio::use_awaitable));
+    if (!rec) {
+      ++t.released;
+      log.write("released", me.id(), h.token());
+    } else if (rec == error::lease_lost || lost_before_release) {
+      ++t.lost;
+      log.write("lost", me.id(), h.token());
+    } else {
+      ++t.errors;
+      log.write("error", me.id(), h.token(), rec.message());
+    }
+  }
+}
+
+asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
+  auto cfg = config::from_url(o.url);
+  cfg.watchdog_lease = std::chrono::milliseconds{o.watchdog_ms};
+  cfg.watchdog_tick = std::min(cfg.watchdog_tick, cfg.watchdog_lease / 10);
+  client c{ctx.get_executor(), cfg};
+  c.start();
+  history_log log{o.history};
+  totals t;
+  auto const start = monotonic_ns();
+  int running = o.workers;
+  asio::steady_timer all_done{ctx, asio::steady_timer::time_point::max()};
+  for (int w = 0; w < o.workers; ++w) {
+    asio::co_spawn(ctx, worker(c, o, t, log), [&](std::exception_ptr e) {
+      if (e) ++t.errors;
+      if (--running == 0) all_done.cancel();
+    });
+  }
+  co_await all_done.async_wait(asio::as_tuple(asio::use_awaitable));
+  auto const elapsed = double(monotonic_ns() - start) / 1e9;
+  c.stop();
+  json::object summary{{"lock", o.lock},         {"workers", o.workers},   {"iterations", o.iterations},
+                       {"acquired", t.acquired}, {"released", t.released}, {"errors", t.errors},
+                       {"lost", t.lost},         {"accepted", t.accepted}, {"rejected", t.rejected},
+                       {"elapsed_s", elapsed},   {"pid", ::getpid()}};
+  std::cout << json::serialize(summary) << std::endl;
+  co_return t.errors == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int stress_main(std::vector<std::string> const& args) {
+  stress_options o;
+  po::options_description options{"stress options"};
+  options.add_options()
+      ("redis", po::value(&o.url)->required(), "Redis URL, redis://[user:pass@]host:port[/db]")
+      ("lock", po::value(&o.lock)->required(), "lock name")
+      ("workers", po::value(&o.workers)->default_value(1), "workers (one owner each)")
+      ("iterations", po::value(&o.iterations)->default_value(100), "critical sections per worker")
+      ("hold-ms", po::value(&o.hold_ms)->default_value(0), "time between the read and the write")
+      ("lease-ms", po::value<int>(), "fixed lease, no watchdog")
+      ("watchdog-ms", po::value(&o.watchdog_ms)->default_value(30000),
+       "watchdog lease, renewed every third of it (when --lease-ms is not given)")
+      ("counter", po::value(&o.counter), "counter key (default <lock>:counter)")
+      ("fence-key", po::value<std::string>(), "write through a script that rejects stale fencing tokens")
+      ("history", po::value<std::string>(), "append one JSON line per event to this file");
+  po::variables_map vm;
+  int code = 0;
+  if (!parse("stress", "Workers take a lock, read a counter, hold, write counter + 1, release.", options, {},
+             args, vm, code)) {
+    return code;
+  }
+  if (vm.count("lease-ms")) {
+    if (vm.count("watchdog-ms") && !vm["watchdog-ms"].defaulted()) {
+      std::cerr << "redisync stress: --lease-ms and --watchdog-ms exclude each other\n";
+      return 2;
+    }
+    o.lease_ms = vm["lease-ms"].as<int>();
+  }
+  if (vm.count("fence-key")) o.fence_key = vm["fence-key"].as<std::string>();
+  if (vm.count("history")) o.history = vm["history"].as<std::string>();
+  if (o.counter.empty()) o.counter = o.lock + ":counter";
+  if (o.workers < 1 || o.iterations < 0 || o.hold_ms < 0 || o.watchdog_ms <= 0 ||
+      (o.lease_ms && *o.lease_ms <= 0)) {
+    std::cerr << "redisync stress: workers must be >= 1; iterations, hold and leases must not be negative\n";
+    return 2;
+  }
+  asio::io_context ctx{1};
+  return run(ctx, stress(ctx, std::move(o)));
+}
+
+}  // namespace redisync::cli
