@@ -1,0 +1,264 @@
+// Process-level faults: several `redisync stress` processes on one lock, with holders killed,
+// paused past their lease, and Redis itself killed and restarted without persistence.
+
+#include "process/redis_server.hpp"
+
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+#include <fmt/core.h>
+
+#include <chrono>
+#include <csignal>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using redisync::process::redis_server;
+
+namespace {
+
+std::int64_t monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Something to wait for that has no event to await: a child process or a server-side state.
+template <class Condition>
+bool poll_until(Condition done, std::chrono::milliseconds limit) {
+  auto const deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+struct temp_dir {
+  std::filesystem::path path;
+  temp_dir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "redisync-fault-XXXXXX").string();
+    path = ::mkdtemp(pattern.data());
+  }
+  ~temp_dir() { std::filesystem::remove_all(path); }
+};
+
+// `redisync stress` in its own process; its JSON summary goes to a file.
+class stress_process {
+ public:
+  stress_process(std::string const& url, std::vector<std::string> args, std::filesystem::path dir,
+                 std::string const& tag)
+      : out_{dir / (tag + ".out")}, history_{dir / (tag + ".history")} {
+    args.insert(args.begin(), {"redisync", "stress", "--redis", url, "--history", history_.string()});
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    ::posix_spawn_file_actions_init(&actions);
+    ::posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    BOOST_TEST_REQUIRE(::posix_spawn(&pid_, REDISYNC_TOOL_PATH, &actions, nullptr, argv.data(), environ) == 0);
+    ::posix_spawn_file_actions_destroy(&actions);
+  }
+  ~stress_process() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGCONT);
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  void signal(int sig) const { ::kill(pid_, sig); }
+  void kill_hard() {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  bool wait(std::chrono::milliseconds limit) {
+    bool const exited = poll_until([&] { return ::waitpid(pid_, &status_, WNOHANG) == pid_; }, limit);
+    if (exited) pid_ = -1;
+    return exited;
+  }
+  json::object summary() const {
+    std::ifstream in{out_};
+    std::stringstream text;
+    text << in.rdbuf();
+    return json::parse(text.str()).as_object();
+  }
+  // The events of the history file, in the order written.
+  std::vector<json::object> history() const {
+    std::vector<json::object> out;
+    std::ifstream in{history_};
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty()) out.push_back(json::parse(line).as_object());
+    }
+    return out;
+  }
+  std::vector<json::object> events(std::string_view kind) const {
+    std::vector<json::object> out;
+    for (auto& e : history()) {
+      if (e.at("event").as_string() == kind) out.push_back(e);
+    }
+    return out;
+  }
+
+ private:
+  std::filesystem::path out_;
+  std::filesystem::path history_;
+  pid_t pid_ = -1;
+  int status_ = 0;
+};
+
+bool exists(redis_server const& redis, std::string const& key) {
+  return redis.command({"EXISTS", key}).integer() == 1;
+}
+
+std::int64_t subscribers(redis_server const& redis, std::string const& channel) {
+  return redis.command({"PUBSUB", "NUMSUB", channel}).elements()[1].integer();
+}
+
+void expect_nothing_left(redis_server const& redis, std::vector<std::string> const& data_keys) {
+  auto const keys = redis.command({"KEYS", "*"});
+  for (auto const& k : keys.elements()) {
+    std::string const key{k.text()};
+    bool const expected = key.starts_with("redisson_lock_token:") ||
+                          std::find(data_keys.begin(), data_keys.end(), key) != data_keys.end();
+    BOOST_TEST(expected, "left behind: " << key);
+  }
+  BOOST_TEST(redis.command({"PUBSUB", "CHANNELS", "*"}).elements().size() == 0u);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(processes)
+
+BOOST_AUTO_TEST_CASE(four_processes_times_200_iterations_keep_the_counter_exact) {
+  redis_server redis;
+  temp_dir dir;
+  std::vector<std::unique_ptr<stress_process>> procs;
+  for (int i = 0; i < 4; ++i) {
+    procs.push_back(std::make_unique<stress_process>(
+        redis.url(), std::vector<std::string>{"--lock", "exact", "--iterations", "200"}, dir.path,
+        fmt::format("p{}", i)));
+  }
+  std::int64_t acquired = 0;
+  for (auto& p : procs) {
+    BOOST_TEST_REQUIRE(p->wait(120s));
+    auto const s = p->summary();
+    BOOST_TEST(s.at("errors").as_int64() == 0);
+    BOOST_TEST(s.at("lost").as_int64() == 0);
+    acquired += s.at("acquired").as_int64();
+  }
+  BOOST_TEST(acquired == 800);
+  BOOST_TEST(redis.command({"GET", "exact:counter"}).text() == "800");
+  expect_nothing_left(redis, {"exact:counter"});
+}
+
+BOOST_AUTO_TEST_CASE(a_killed_holders_lock_goes_to_another_process_within_lease_plus_250_ms) {
+  redis_server redis;
+  temp_dir dir;
+  constexpr auto lease = 1000ms;
+  stress_process holder{redis.url(),
+                        {"--lock", "crash", "--iterations", "1", "--hold-ms", "60000", "--lease-ms",
+                         std::to_string(lease.count())},
+                        dir.path, "holder"};
+  BOOST_TEST_REQUIRE(poll_until([&] { return exists(redis, "crash"); }, 10s));
+  stress_process waiter{redis.url(), {"--lock", "crash", "--iterations", "1", "--lease-ms", "5000"},
+                        dir.path, "waiter"};
+  // The waiter is subscribed, i.e. waiting, before the holder dies.
+  BOOST_TEST_REQUIRE(poll_until([&] { return subscribers(redis, "redisson_lock__channel:{crash}") > 0; }, 10s));
+  auto const killed_at = monotonic_ns();
+  holder.kill_hard();
+  BOOST_TEST_REQUIRE(waiter.wait(10s));
+  auto const acquired = waiter.events("acquired");
+  BOOST_TEST_REQUIRE(acquired.size() == 1u);
+  auto const after = std::chrono::nanoseconds{acquired[0].at("t_ns").as_int64() - killed_at};
+  BOOST_TEST((after <= lease + 250ms),
+             "acquired " << std::chrono::duration_cast<std::chrono::milliseconds>(after).count() << " ms after the kill");
+  BOOST_TEST(waiter.summary().at("errors").as_int64() == 0);
+  expect_nothing_left(redis, {"crash:counter"});
+}
+
+BOOST_AUTO_TEST_CASE(a_holder_paused_past_its_lease_is_fenced_off_and_reports_the_loss) {
+  redis_server redis;
+  temp_dir dir;
+  constexpr auto lease = 800ms;
+  stress_process paused{redis.url(),
+                        {"--lock", "pause", "--iterations", "1", "--hold-ms", "1500", "--lease-ms",
+                         std::to_string(lease.count()), "--fence-key", "pause:fence"},
+                        dir.path, "paused"};
+  BOOST_TEST_REQUIRE(poll_until([&] { return !paused.events("acquired").empty(); }, 10s));
+  paused.signal(SIGSTOP);
+  stress_process other{redis.url(),
+                       {"--lock", "pause", "--iterations", "1", "--lease-ms", "5000", "--fence-key", "pause:fence"},
+                       dir.path, "other"};
+  BOOST_TEST_REQUIRE(other.wait(10s));
+  auto const other_summary = other.summary();
+  BOOST_TEST(other_summary.at("accepted").as_int64() == 1);
+  paused.signal(SIGCONT);
+  BOOST_TEST_REQUIRE(paused.wait(10s));
+  auto const paused_summary = paused.summary();
+  BOOST_TEST(paused_summary.at("rejected").as_int64() == 1);
+  BOOST_TEST(paused_summary.at("lost").as_int64() == 1);
+  BOOST_TEST(paused_summary.at("accepted").as_int64() == 0);
+  // The other process got the lock only after the paused one's lease, with a larger token.
+  auto const first = paused.events("acquired").at(0);
+  auto const second = other.events("acquired").at(0);
+  BOOST_TEST(second.at("t_ns").as_int64() - first.at("t_ns").as_int64() >=
+             std::chrono::nanoseconds{lease}.count() * 9 / 10);
+  BOOST_TEST(second.at("token").to_number<std::uint64_t>() > first.at("token").to_number<std::uint64_t>());
+  BOOST_TEST(redis.command({"GET", "pause:counter"}).text() == "1");
+  expect_nothing_left(redis, {"pause:counter", "pause:fence"});
+}
+
+BOOST_AUTO_TEST_CASE(redis_restarted_without_persistence_makes_holders_report_the_loss_and_tokens_keep_growing) {
+  redis_server redis;
+  temp_dir dir;
+  std::vector<std::unique_ptr<stress_process>> procs;
+  for (int i = 0; i < 2; ++i) {
+    procs.push_back(std::make_unique<stress_process>(
+        redis.url(),
+        std::vector<std::string>{"--lock", "restart", "--iterations", "30", "--hold-ms", "100",
+                                 "--watchdog-ms", "900"},
+        dir.path, fmt::format("p{}", i)));
+  }
+  auto acquisitions = [&] {
+    std::size_t n = 0;
+    for (auto& p : procs) n += p->events("acquired").size();
+    return n;
+  };
+  BOOST_TEST_REQUIRE(poll_until([&] { return acquisitions() >= 5; }, 20s));
+  redis.kill_hard();  // everything in memory is gone, fencing counter included
+  auto const restarted_at = monotonic_ns();
+  redis.start();
+  std::int64_t lost = 0;
+  std::uint64_t before_max = 0, after_min = UINT64_MAX;
+  for (auto& p : procs) {
+    BOOST_TEST_REQUIRE(p->wait(120s));
+    lost += p->summary().at("lost").as_int64();
+    for (auto const& e : p->events("acquired")) {
+      auto const token = e.at("token").to_number<std::uint64_t>();
+      if (e.at("t_ns").as_int64() < restarted_at) {
+        before_max = std::max(before_max, token);
+      } else {
+        after_min = std::min(after_min, token);
+      }
+    }
+  }
+  BOOST_TEST(lost >= 1);  // the holder at the time of the restart found out
+  BOOST_TEST_REQUIRE(after_min != UINT64_MAX);
+  BOOST_TEST(after_min > before_max);
+  expect_nothing_left(redis, {"restart:counter"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
