@@ -52,6 +52,10 @@ class connection {
   // The strand all of the connection's state lives on.
   boost::asio::strand<executor_type> const& strand() const noexcept;
   executor_type get_executor() const noexcept;
+  // The executor under the strand. The connection's sockets and timers (and the client's) are made
+  // with it, which keeps work tracking cheap; their completions still run on the strand, because
+  // the coroutines that await them run there or their handlers are bound to it.
+  executor_type io_executor() const noexcept;
   config const& cfg() const noexcept;
 
   // Completes when the connection stops for good: error::auth_failed (or another fatal handshake

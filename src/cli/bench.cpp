@@ -355,6 +355,9 @@ asio::awaitable<int> bench(asio::io_context& ctx, std::string url, std::string w
     co_return 2;
   }
   bool const capped = result["capped"].as_bool();
+  auto const io = c.connection().stats();
+  result["socket_writes"] = io.writes;
+  result["requests_written"] = io.requests_written;
   for (auto& [k, v] : result) out[k] = v;
   out["ok"] = !out.contains("safety_ok") || out["safety_ok"].as_bool();
   std::cout << json::serialize(out) << std::endl;

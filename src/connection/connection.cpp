@@ -5,6 +5,7 @@
 #include "stream.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
@@ -76,8 +77,9 @@ bool cancelled(asio::cancellation_state const& s) {
 
 struct connection::impl : std::enable_shared_from_this<impl> {
   impl(executor_type ex, config c)
-      : strand_{asio::make_strand(std::move(ex))}, cfg_{std::move(c)}, stream_{strand_, cfg_},
-        writer_wakeup_{strand_}, backoff_timer_{strand_} {
+      : strand_{asio::make_strand(std::move(ex))}, executor_{strand_},
+        io_executor_{strand_.get_inner_executor()}, cfg_{std::move(c)}, stream_{io_executor_, cfg_},
+        backoff_timer_{io_executor_} {
     read_buffer_.resize(16 * 1024);
   }
 
@@ -90,26 +92,26 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     }
     if (priority) {
       priority_queue_.push_back(std::move(e));
-      wake_writer();
+      start_write();
       return;
     }
     if (run_state_ == run_state::stopped) {
       // After stop() callers learn that there is no connection; after a fatal handshake error,
       // which one.
       bool const fatal = stop_reason_.category() == error_category();
-      finish_with(*e, fatal ? stop_reason_ : error_code{error::not_connected});
+      finish_later(std::move(e), fatal ? stop_reason_ : error_code{error::not_connected});
       return;
     }
     if (!ready_ && !e->req.opts().wait_for_connection) {
-      finish_with(*e, error::not_connected);
+      finish_later(std::move(e), error::not_connected);
       return;
     }
     if (e->req.empty()) {
-      finish_with(*e, {});
+      finish_later(std::move(e), {});
       return;
     }
     queue_.push_back(std::move(e));
-    if (ready_) wake_writer();
+    if (ready_) start_write();
   }
 
   template <class Handler>
@@ -118,7 +120,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     e->req = std::move(req);
     e->handler = {asio::any_completion_handler<void(error_code, response)>{
                       std::forward<Handler>(handler)},
-                  strand_};
+                  executor_};
     submit(std::move(e), false);
   }
 
@@ -164,6 +166,13 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     finish_with(e, asio::error::operation_aborted);
   }
 
+  // submit() may run inside the caller's initiating function (exec called on the strand); an
+  // outcome known at once is delivered from a later handler, never from inside that call.
+  void finish_later(entry_ptr e, error_code ec) {
+    e->st = exec_entry::state::done;
+    asio::post(strand_, [e = std::move(e), ec] { e->handler.complete(ec, {}); });
+  }
+
   void finish_with(exec_entry& e, error_code ec) {
     e.st = exec_entry::state::done;
     if (e.abandoned) {
@@ -189,15 +198,14 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     auto const delay =
         std::min(std::chrono::milliseconds{10 << std::min(e->retries, 6u)}, std::chrono::milliseconds{1000});
     ++e->retries;
-    auto timer = std::make_shared<asio::steady_timer>(strand_, delay);
-    timer->async_wait([self = shared_from_this(), e, timer](error_code) {
+    auto timer = std::make_shared<asio::steady_timer>(io_executor_, delay);
+    timer->async_wait(asio::bind_executor(strand_, [self = shared_from_this(), e, timer](error_code) {
       if (e->st != exec_entry::state::retry_wait) return;
       e->st = exec_entry::state::queued;
       self->submit(e, false);
-    });
+    }));
   }
 
-  void wake_writer() { writer_wakeup_.cancel(); }
 
   // ------------------------------------------------------------------ run loop
   asio::awaitable<void> run_loop() {
@@ -211,7 +219,8 @@ struct connection::impl : std::enable_shared_from_this<impl> {
       error_code ec = std::visit([](error_code e) { return e; }, connected);
       if (!ec && !stopping_) {
         last_read_ = clock_type::now();
-        auto ended = co_await (reader() || writer() || supervisor(delays));
+        session_open_ = true;
+        auto ended = co_await (reader() || supervisor(delays));
         ec = std::visit([](error_code e) { return e; }, ended);
       }
       teardown();
@@ -238,6 +247,10 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   }
 
   void teardown() {
+    // A write still in flight belongs to the old socket; its completion is ignored.
+    session_open_ = false;
+    writing_ = false;
+    ++session_;
     ready_ = false;
     ready_flag_ = false;
     stream_.close();
@@ -327,39 +340,43 @@ struct connection::impl : std::enable_shared_from_this<impl> {
       e->st = exec_entry::state::written;
       ++count;
       if (e->replies_left == 0 && e->pushes_left == 0) {
-        finish_with(*e, {});
+        finish_later(std::move(e), {});
       } else {
         in_flight_.push_back(std::move(e));
       }
     }
   }
 
-  asio::awaitable<error_code> writer() {
-    asio::cancellation_state const cs = co_await asio::this_coro::cancellation_state;
-    writer_wakeup_.expires_at(asio::steady_timer::time_point::max());
-    for (;;) {
-      if (!has_writable()) {
-        co_await writer_wakeup_.async_wait(tuple_token);
-        if (cancelled(cs)) co_return asio::error::operation_aborted;
-        continue;
-      }
-      write_buffer_.clear();
-      std::size_t count = 0;
-      take_for_write(priority_queue_, count);
-      if (ready_) take_for_write(queue_, count);
-      ++writes_;
-      requests_written_ += count;
-      auto [ec, n] = co_await stream_.write(asio::buffer(write_buffer_));
-      if (ec) co_return ec;
-      if (cancelled(cs)) co_return asio::error::operation_aborted;
-    }
+  // Writes everything queued in one write; whatever is queued meanwhile goes out in the next.
+  // Started directly by submit(), so a request on an idle connection is sent without first
+  // waking another coroutine. A write error closes the socket, which ends the session's reader.
+  void start_write() {
+    if (writing_ || !session_open_ || !has_writable()) return;
+    write_buffer_.clear();
+    std::size_t count = 0;
+    take_for_write(priority_queue_, count);
+    if (ready_) take_for_write(queue_, count);
+    ++writes_;
+    requests_written_ += count;
+    writing_ = true;
+    stream_.async_write(asio::buffer(write_buffer_),
+                        asio::bind_executor(strand_, [self = shared_from_this(), session = session_](
+                                                         error_code ec, std::size_t) {
+                          if (session != self->session_) return;
+                          self->writing_ = false;
+                          if (ec) {
+                            self->stream_.close();
+                            return;
+                          }
+                          self->start_write();
+                        }));
   }
 
   asio::awaitable<std::tuple<error_code, response>> exec_priority(resp::request req) {
     auto initiation = [self = shared_from_this()](auto handler, resp::request r) {
       auto e = std::make_shared<exec_entry>();
       e->req = std::move(r);
-      e->handler = {std::move(handler), self->strand_};
+      e->handler = {std::move(handler), self->executor_};
       self->install_cancellation(e);
       self->submit(std::move(e), true);
     };
@@ -403,11 +420,11 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     ready_flag_ = true;
     ++connects_;
     delays.reset();
-    wake_writer();
+    start_write();
     for (auto& h : std::exchange(resubscribe_waiters_, {})) h.complete({});
     if (on_connect_) on_connect_();
 
-    asio::steady_timer timer{strand_};
+    asio::steady_timer timer{io_executor_};
     auto const interval = cfg_.health_check_interval;
     for (;;) {
       if (interval.count() <= 0) {
@@ -428,6 +445,9 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   }
 
   asio::strand<executor_type> strand_;
+  // The strand as a type-erased executor, converted once: each conversion allocates.
+  executor_type executor_;
+  executor_type io_executor_;
   config cfg_;
   detail::stream stream_;
   resp::parser parser_;
@@ -438,8 +458,10 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   std::deque<entry_ptr> priority_queue_;
   std::deque<entry_ptr> queue_;
   std::deque<entry_ptr> in_flight_;
-  asio::steady_timer writer_wakeup_;
   asio::steady_timer backoff_timer_;
+  bool session_open_ = false;  // connected; the handshake may still be running
+  bool writing_ = false;
+  std::uint64_t session_ = 0;
   std::set<std::string> channels_;
   std::vector<detail::pending_handler<void(error_code)>> resubscribe_waiters_;
   push_handler on_push_;
@@ -469,12 +491,14 @@ asio::strand<connection::executor_type> const& connection::strand() const noexce
   return impl_->strand_;
 }
 
-connection::executor_type connection::get_executor() const noexcept { return impl_->strand_; }
+connection::executor_type connection::get_executor() const noexcept { return impl_->executor_; }
+
+connection::executor_type connection::io_executor() const noexcept { return impl_->io_executor_; }
 
 config const& connection::cfg() const noexcept { return impl_->cfg_; }
 
 void connection::start_run(asio::any_completion_handler<void(error_code)> h) {
-  detail::pending_handler<void(error_code)> handler{std::move(h), impl_->strand_};
+  detail::pending_handler<void(error_code)> handler{std::move(h), impl_->executor_};
   auto slot = handler.cancellation_slot();
   if (slot.is_connected()) {
     slot.assign([weak = std::weak_ptr<impl>{impl_}](asio::cancellation_type) {
@@ -505,8 +529,14 @@ void connection::start_exec(resp::request req, late_reply_handler late,
   auto e = std::make_shared<exec_entry>();
   e->req = std::move(req);
   e->late = std::move(late);
-  e->handler = {std::move(h), impl_->strand_};
+  e->handler = {std::move(h), impl_->executor_};
   impl_->install_cancellation(e);
+  // From the strand itself (the lock layer's coroutines) the request is queued, and written if
+  // the socket is idle, right away; from anywhere else it hops onto the strand first.
+  if (impl_->strand_.running_in_this_thread()) {
+    impl_->submit(std::move(e), false);
+    return;
+  }
   asio::post(impl_->strand_, [self = impl_, e = std::move(e)]() mutable {
     self->submit(std::move(e), false);
   });
@@ -514,7 +544,7 @@ void connection::start_exec(resp::request req, late_reply_handler late,
 
 void connection::start_subscription(bool subscribe, std::vector<std::string> channels,
                                     asio::any_completion_handler<void(error_code)> h) {
-  detail::pending_handler<void(error_code)> handler{std::move(h), impl_->strand_};
+  detail::pending_handler<void(error_code)> handler{std::move(h), impl_->executor_};
   asio::post(impl_->strand_, [self = impl_, subscribe, channels = std::move(channels),
                                   handler = std::move(handler)]() mutable {
     if (channels.empty()) {

@@ -9,6 +9,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
 
 #include <cstddef>
 #include <memory>
@@ -19,7 +20,7 @@ namespace redisync::detail {
 
 class stream {
  public:
-  using executor_type = boost::asio::strand<boost::asio::any_io_executor>;
+  using executor_type = boost::asio::any_io_executor;
 
   stream(executor_type ex, config const& cfg);
 
@@ -27,10 +28,21 @@ class stream {
   // from an earlier connection is replaced.
   boost::asio::awaitable<boost::system::error_code> connect(config const& cfg);
 
+  // Waits until data is readable, then reads what is there. On plain TCP this is a wait and a
+  // non-blocking read, which saves the failed speculative read Asio would otherwise try first
+  // (a request/reply protocol almost never has a reply ready when it starts reading).
   boost::asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> read_some(
       boost::asio::mutable_buffer buffer);
-  boost::asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> write(
-      boost::asio::const_buffer buffer);
+
+  // Writes all of `buffer`; `handler(error_code, std::size_t)` runs on its associated executor.
+  template <class Handler>
+  void async_write(boost::asio::const_buffer buffer, Handler&& handler) {
+    if (tls_) {
+      boost::asio::async_write(*tls_, buffer, std::forward<Handler>(handler));
+    } else {
+      boost::asio::async_write(*socket_, buffer, std::forward<Handler>(handler));
+    }
+  }
 
   void close() noexcept;
   bool is_open() const noexcept { return socket_.has_value() && lowest().is_open(); }

@@ -199,7 +199,7 @@ asio::awaitable<std::tuple<error_code, std::optional<held>>> client_core::acquir
       co_return result{error_code{}, std::nullopt};
     }
     if (!w) {
-      w = std::make_shared<waiter>(strand(), a.owner, hold->lease, hold->watchdog);
+      w = std::make_shared<waiter>(io(), a.owner, hold->lease, hold->watchdog);
       queues[channel].push_back(w);
       waiters_count = ++waiting;
       // Subscribe, then try again: an unlock published between the failed try and the

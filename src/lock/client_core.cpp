@@ -23,21 +23,32 @@ std::string make_client_id() {
                      (c >> 16 & 0x3fff) | 0x8000, c & 0xffff, d);
 }
 
-std::string wrapped(std::string_view name) {
-  if (name.find('{') != std::string_view::npos) return std::string{name};
-  return fmt::format("{{{}}}", name);
+// Helper keys wrap the name in {} (one cluster slot for all keys of a lock) unless it has braces.
+std::string prefixed(std::string_view prefix, std::string_view name) {
+  bool const tagged = name.find('{') != std::string_view::npos;
+  std::string out;
+  out.reserve(prefix.size() + name.size() + 2);
+  out.append(prefix);
+  if (!tagged) out += '{';
+  out.append(name);
+  if (!tagged) out += '}';
+  return out;
 }
 
 }  // namespace
 
-std::string channel_of(std::string_view name) {
-  return "redisson_lock__channel:" + wrapped(name);
-}
+std::string channel_of(std::string_view name) { return prefixed("redisson_lock__channel:", name); }
 
-std::string token_key_of(std::string_view name) { return "redisson_lock_token:" + wrapped(name); }
+std::string token_key_of(std::string_view name) { return prefixed("redisson_lock_token:", name); }
 
 std::string hold_key(std::string_view owner, std::string_view name) {
-  return fmt::format("{}:{}{}", owner.size(), owner, name);
+  // The owner's length first, so that no owner/name pair collides with another.
+  std::string out = std::to_string(owner.size());
+  out.reserve(out.size() + owner.size() + name.size() + 1);
+  out += ':';
+  out.append(owner);
+  out.append(name);
+  return out;
 }
 
 error_code validate_name(std::string_view name) {
@@ -64,10 +75,11 @@ error_code validate_duration(std::chrono::milliseconds d, bool zero_allowed) {
 
 client_core::client_core(asio::any_io_executor ex, config cfg)
     : conn{std::move(ex), std::move(cfg)},
+      executor{conn.get_executor()},
       id{make_client_id()},
       subs{conn, conn.cfg().subscription_linger},
       wheel{conn.cfg().watchdog_tick, 512, clock_type::now()},
-      wheel_timer{conn.strand()} {}
+      wheel_timer{conn.io_executor()} {}
 
 void client_core::init() {
   std::weak_ptr<client_core> weak = shared_from_this();
@@ -143,7 +155,7 @@ void client_core::finish_hold(std::shared_ptr<hold_state> const& hold) {
 
 void client_core::unsettle(std::string const& key) {
   auto& slot = unsettled[key];
-  if (!slot) slot = std::make_shared<unsettled_key>(strand());
+  if (!slot) slot = std::make_shared<unsettled_key>(io());
   ++slot->pending;
 }
 

@@ -94,7 +94,10 @@ struct client_core : std::enable_shared_from_this<client_core> {
   client_core(boost::asio::any_io_executor ex, config cfg);
   void init();  // wires the connection's handlers (needs shared_from_this)
 
-  boost::asio::strand<boost::asio::any_io_executor> const& strand() const { return conn.strand(); }
+  // The connection's strand, type-erased once (each conversion of a strand allocates).
+  boost::asio::any_io_executor const& strand() const { return executor; }
+  // For timers: see connection::io_executor().
+  boost::asio::any_io_executor io() const { return conn.io_executor(); }
 
   // ---- running operations ------------------------------------------------------------------
   // Runs `op` on the strand and completes `h` with its result. With `cancellable`, the handler's
@@ -102,6 +105,11 @@ struct client_core : std::enable_shared_from_this<client_core> {
   template <class... R>
   void launch(boost::asio::awaitable<std::tuple<error_code, R...>> op,
               boost::asio::any_completion_handler<void(error_code, R...)> h, bool cancellable);
+  // The same, with `convert` turning the coroutine's result into the handler's arguments.
+  template <class Result, class... R, class Convert>
+  void launch(boost::asio::awaitable<Result> op,
+              boost::asio::any_completion_handler<void(error_code, R...)> h, bool cancellable,
+              Convert convert);
 
   boost::asio::awaitable<std::tuple<error_code, std::optional<held>>> acquire(acquire_args a);
   // Releases one level of `owner`'s hold. `guard` is the hold a guard refers to, if any.
@@ -142,7 +150,7 @@ struct client_core : std::enable_shared_from_this<client_core> {
   // ---- watchdog ------------------------------------------------------------------------------
   void schedule_renewal(std::shared_ptr<hold_state> const& hold, clock_type::time_point base);
   void schedule_validity_check(std::shared_ptr<hold_state> const& hold);
-  void arm_wheel();
+  void arm_wheel(clock_type::time_point due);
   void on_wheel_tick();
   boost::asio::awaitable<void> renew(std::vector<std::shared_ptr<hold_state>> batch,
                                      std::chrono::milliseconds lease);
@@ -156,6 +164,7 @@ struct client_core : std::enable_shared_from_this<client_core> {
   void stop();
 
   connection conn;
+  boost::asio::any_io_executor executor;
   std::string id;
   std::atomic<std::uint64_t> next_owner{1};
   subscriptions subs;
@@ -184,27 +193,39 @@ struct client_core : std::enable_shared_from_this<client_core> {
 
 std::string hold_key(std::string_view owner, std::string_view name);
 
+template <class Result, class... R, class Convert>
+void client_core::launch(boost::asio::awaitable<Result> op,
+                         boost::asio::any_completion_handler<void(error_code, R...)> h,
+                         bool cancellable, Convert convert) {
+  namespace asio = boost::asio;
+  pending_handler<void(error_code, R...)> handler{std::move(h), strand()};
+  auto slot = cancellable ? handler.cancellation_slot() : asio::cancellation_slot{};
+  auto done = [handler = std::move(handler), convert](std::exception_ptr e, Result result) mutable {
+    auto args = convert(std::move(result));
+    if (e) std::get<0>(args) = make_error_code(boost::system::errc::state_not_recoverable);
+    std::apply([&](auto&&... a) { handler.complete(std::move(a)...); }, std::move(args));
+  };
+  if (!slot.is_connected()) {
+    asio::co_spawn(strand(), std::move(op), std::move(done));
+    return;
+  }
+  // The caller's slot is emitted on the caller's side; the coroutine runs on the strand.
+  auto signal = std::make_shared<asio::cancellation_signal>();
+  slot.assign([signal, s = strand()](asio::cancellation_type type) {
+    asio::post(s, [signal, type] { signal->emit(type); });
+  });
+  asio::co_spawn(strand(), std::move(op),
+                 asio::bind_cancellation_slot(signal->slot(), [signal, done = std::move(done)](
+                                                                  std::exception_ptr e, Result r) mutable {
+                   done(e, std::move(r));
+                 }));
+}
+
 template <class... R>
 void client_core::launch(boost::asio::awaitable<std::tuple<error_code, R...>> op,
                          boost::asio::any_completion_handler<void(error_code, R...)> h,
                          bool cancellable) {
-  namespace asio = boost::asio;
-  pending_handler<void(error_code, R...)> handler{std::move(h), strand()};
-  auto signal = std::make_shared<asio::cancellation_signal>();
-  if (cancellable) {
-    auto slot = handler.cancellation_slot();
-    if (slot.is_connected()) {
-      slot.assign([signal, s = strand()](asio::cancellation_type type) {
-        asio::post(s, [signal, type] { signal->emit(type); });
-      });
-    }
-  }
-  auto done = [handler = std::move(handler), signal](std::exception_ptr e,
-                                                      std::tuple<error_code, R...> result) mutable {
-    if (e) std::get<0>(result) = make_error_code(boost::system::errc::state_not_recoverable);
-    std::apply([&](auto&&... args) { handler.complete(std::move(args)...); }, std::move(result));
-  };
-  asio::co_spawn(strand(), std::move(op), asio::bind_cancellation_slot(signal->slot(), std::move(done)));
+  launch(std::move(op), std::move(h), cancellable, [](std::tuple<error_code, R...> r) { return r; });
 }
 
 }  // namespace redisync::detail

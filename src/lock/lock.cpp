@@ -7,25 +7,19 @@ namespace redisync {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
-namespace {
-
-// acquire() without a wait either holds or fails.
-asio::awaitable<std::tuple<error_code, held>> acquire_or_fail(
-    std::shared_ptr<detail::client_core> core, detail::acquire_args args) {
-  auto [ec, h] = co_await core->acquire(std::move(args));
-  if (!ec && !h) ec = error::timeout;
-  co_return std::tuple{ec, h ? std::move(*h) : held{}};
-}
-
-}  // namespace
-
 lock::lock(std::shared_ptr<detail::client_core> core, std::string owner_id, std::string name)
     : core_{std::move(core)}, owner_{std::move(owner_id)}, name_{std::move(name)} {}
 
 void lock::start_acquire(std::optional<std::chrono::milliseconds> lease,
                          std::optional<std::chrono::milliseconds> wait,
                          asio::any_completion_handler<acquire_signature> h) {
-  core_->launch(acquire_or_fail(core_, {name_, owner_, lease, wait}), std::move(h), true);
+  // acquire() without a wait either holds or fails.
+  auto held_or_timeout = [](std::tuple<error_code, std::optional<held>> r) {
+    auto& [ec, h] = r;
+    if (!ec && !h) ec = error::timeout;
+    return std::tuple{ec, h ? std::move(*h) : held{}};
+  };
+  core_->launch(core_->acquire({name_, owner_, lease, wait}), std::move(h), true, held_or_timeout);
 }
 
 void lock::start_acquire(std::optional<std::chrono::milliseconds> lease,

@@ -153,7 +153,7 @@ void client_core::release_detached(std::string name, std::string owner,
 asio::awaitable<std::tuple<error_code>> client_core::wait_lost(std::shared_ptr<hold_state> hold) {
   auto self = shared_from_this();
   if (hold->active()) {
-    asio::steady_timer timer{strand(), asio::steady_timer::time_point::max()};
+    asio::steady_timer timer{io(), asio::steady_timer::time_point::max()};
     hold->loss_timers.push_back(&timer);
     co_await timer.async_wait(asio::as_tuple(asio::deferred));
     std::erase(hold->loss_timers, &timer);

@@ -1,6 +1,7 @@
 #include "lock/subscriptions.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/deferred.hpp>
 
 namespace redisync::detail {
@@ -15,7 +16,7 @@ asio::awaitable<error_code> subscriptions::acquire(std::string const& channel) {
   if (stopped_) co_return error::not_connected;
   auto& slot = entries_[channel];
   if (!slot) {
-    slot = std::make_shared<entry>(conn_.strand());
+    slot = std::make_shared<entry>(conn_.io_executor());
     update_count();
   }
   auto e = slot;
@@ -66,10 +67,10 @@ void subscriptions::release(std::string const& channel) {
 
 void subscriptions::start_linger(std::string const& channel, std::shared_ptr<entry> const& e) {
   e->linger.expires_after(linger_);
-  e->linger.async_wait([this, e, channel](error_code ec) {
+  e->linger.async_wait(asio::bind_executor(conn_.strand(), [this, e, channel](error_code ec) {
     if (ec || stopped_ || e->refs > 0 || e->st != state::subscribed) return;
     unsubscribe(channel, e);
-  });
+  }));
 }
 
 void subscriptions::unsubscribe(std::string const& channel, std::shared_ptr<entry> const& e) {

@@ -6,6 +6,7 @@
 
 #include <scripts.hpp>
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/detached.hpp>
 
 #include <map>
@@ -20,30 +21,33 @@ constexpr std::size_t renewal_chunk = 500;  // keys per script call
 
 void client_core::schedule_renewal(std::shared_ptr<hold_state> const& hold,
                                    clock_type::time_point base) {
-  wheel.schedule(hold->renewal_entry, base + hold->lease / 3, wheel_item{hold, true});
-  arm_wheel();
+  auto const due = base + hold->lease / 3;
+  wheel.schedule(hold->renewal_entry, due, wheel_item{hold, true});
+  arm_wheel(due);
 }
 
 void client_core::schedule_validity_check(std::shared_ptr<hold_state> const& hold) {
   wheel.schedule(hold->validity_entry, hold->valid_until(), wheel_item{hold, false});
-  arm_wheel();
+  arm_wheel(hold->valid_until());
 }
 
-void client_core::arm_wheel() {
+// Scheduling only moves the timer earlier; finding the next due entry (a scan of the wheel)
+// happens once per tick.
+void client_core::arm_wheel(clock_type::time_point due) {
   if (stopped) return;
-  auto const next = wheel.next_due();
-  if (!next) return;
-  if (wheel_armed_for && *wheel_armed_for <= *next) return;
-  wheel_armed_for = *next;
+  due = wheel.firing_time(due);
+  if (wheel_armed_for && *wheel_armed_for <= due) return;
+  wheel_armed_for = due;
   auto const generation = ++wheel_generation;
-  wheel_timer.expires_at(*next);
+  wheel_timer.expires_at(due);
   std::weak_ptr<client_core> weak = shared_from_this();
-  wheel_timer.async_wait([weak, generation](error_code) {
+  wheel_timer.async_wait(asio::bind_executor(strand(), [weak, generation](error_code) {
     auto self = weak.lock();
     if (!self || self->wheel_generation != generation || self->stopped) return;
     self->wheel_armed_for.reset();
     self->on_wheel_tick();
-  });
+    if (auto next = self->wheel.next_due()) self->arm_wheel(*next);
+  }));
 }
 
 void client_core::on_wheel_tick() {
@@ -79,7 +83,6 @@ void client_core::on_wheel_tick() {
       asio::co_spawn(strand(), renew(std::move(batch), lease), asio::detached);
     }
   }
-  arm_wheel();
 }
 
 asio::awaitable<void> client_core::renew(std::vector<std::shared_ptr<hold_state>> batch,

@@ -92,6 +92,12 @@ class timing_wheel {
     return origin_ + tick_ * static_cast<std::int64_t>(best);
   }
 
+
+  // When an entry due at `t` fires: the start of the tick it is rounded up to.
+  time_point firing_time(time_point t) const {
+    return origin_ + tick_ * static_cast<std::int64_t>(std::max(tick_of(t), current_ + 1));
+  }
+
   std::size_t size() const noexcept { return size_; }
   duration tick() const noexcept { return tick_; }
 

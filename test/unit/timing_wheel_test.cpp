@@ -130,4 +130,12 @@ BOOST_AUTO_TEST_CASE(next_due_reports_the_earliest_tick) {
   BOOST_TEST((*w.next_due() == clock.now + 300ms));
 }
 
+BOOST_AUTO_TEST_CASE(firing_time_is_the_tick_an_entry_fires_in) {
+  fake_clock clock;
+  wheel w{10ms, 8, clock.now};
+  BOOST_TEST((w.firing_time(clock.now + 25ms) == clock.now + 30ms));
+  BOOST_TEST((w.firing_time(clock.now + 30ms) == clock.now + 30ms));
+  BOOST_TEST((w.firing_time(clock.now - 5s) == clock.now + 10ms));  // the past fires next tick
+}
+
 BOOST_AUTO_TEST_SUITE_END()

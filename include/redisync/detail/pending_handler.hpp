@@ -27,10 +27,11 @@ class pending_handler<void(Args...)> {
 
   pending_handler() = default;
 
+  // `home` is the executor of the operation's own strand: a handler bound to it (the library's
+  // own coroutines) needs no work tracking, and tracking work on a strand costs an allocation.
   template <class Executor>
-  pending_handler(handler_type handler, Executor const& fallback)
-      : work_{boost::asio::prefer(boost::asio::get_associated_executor(handler, fallback),
-                                  boost::asio::execution::outstanding_work.tracked)},
+  pending_handler(handler_type handler, Executor const& home)
+      : work_{tracked(boost::asio::get_associated_executor(handler, home), home)},
         handler_{std::move(handler)} {}
 
   pending_handler(pending_handler&&) noexcept = default;
@@ -62,6 +63,13 @@ class pending_handler<void(Args...)> {
   }
 
  private:
+  template <class Executor>
+  static boost::asio::any_completion_executor tracked(boost::asio::any_completion_executor ex,
+                                                      Executor const& home) {
+    if (ex == boost::asio::any_completion_executor{home}) return ex;
+    return boost::asio::prefer(ex, boost::asio::execution::outstanding_work.tracked);
+  }
+
   std::optional<boost::asio::any_completion_executor> work_;
   handler_type handler_;
 };
