@@ -58,8 +58,8 @@ asio::awaitable<void> client_core::undo_acquire(std::string name, std::string ow
                                                 std::int64_t count_before) {
   auto self = shared_from_this();
   script_args args{{name, token_key_of(name)},
-                   {owner, std::to_string(conn.cfg().watchdog_lease.count()),
-                    std::to_string(count_before + 1), "", "", channel_of(name)}};
+                   {owner, std::to_string(conn.cfg().watchdog_lease.count()), channel_of(name),
+                    std::to_string(count_before + 1)}};
   // The expected count makes this safe to repeat: it releases only the level that acquire added.
   for (;;) {
     auto [ec, reply] = co_await run_script(conn, scripts::lock_release, args);
@@ -88,7 +88,7 @@ asio::awaitable<std::tuple<error_code, std::optional<held>>> client_core::acquir
   auto const deadline = a.wait ? clock_type::now() + *a.wait : clock_type::time_point::max();
   std::string const key = hold_key(a.owner, a.name);
   std::string const channel = channel_of(a.name);
-  co_await wait_settled(key);
+  if (unsettled.contains(key)) co_await wait_settled(key);
 
   auto hold = find_hold(key);
   bool const reentrant = hold != nullptr;
@@ -144,9 +144,8 @@ asio::awaitable<std::tuple<error_code, std::optional<held>>> client_core::acquir
       if (!hold->granted && hold->watchdog) schedule_renewal(hold, clock_type::now());
       auto late = std::make_shared<late_acquire>(
           late_acquire{self, key, a.name, a.owner, reentrant ? hold->count : 0});
-      script_args args{{a.name, token_key_of(a.name)},
-                       {a.owner, lease_text,
-                        count_before_lost_attempt ? std::to_string(*count_before_lost_attempt) : ""}};
+      script_args args{{a.name, token_key_of(a.name)}, {a.owner, lease_text}};
+      if (count_before_lost_attempt) args.argv.push_back(std::to_string(*count_before_lost_attempt));
       auto const late_handler = make_late_handler(late);
       auto const sent = clock_type::now();
       auto [ec, reply] = co_await run_script(conn, scripts::lock_acquire, args, late_handler);

@@ -35,7 +35,7 @@ asio::awaitable<std::tuple<error_code>> client_core::release(std::string name, s
   }
   std::string const key = hold_key(owner, name);
   std::string const channel = channel_of(name);
-  co_await wait_settled(key);
+  if (unsettled.contains(key)) co_await wait_settled(key);
   auto hold = guard ? guard : find_hold(key);
   if (hold && !hold->active()) co_return result{error::lease_lost};
 
@@ -62,11 +62,14 @@ asio::awaitable<std::tuple<error_code>> client_core::release(std::string name, s
   clock_type::time_point sent;
   resp::value reply;
   for (;;) {
-    script_args args{{name, token_key_of(name)},
-                     {owner, lease_text,
-                      count_before_lost_attempt ? std::to_string(*count_before_lost_attempt) : "",
-                      target ? target->owner : "",
-                      target ? std::to_string(target->lease.count()) : "", channel}};
+    script_args args{{name, token_key_of(name)}, {owner, lease_text, channel}};
+    if (count_before_lost_attempt || target) {
+      args.argv.push_back(count_before_lost_attempt ? std::to_string(*count_before_lost_attempt) : "");
+    }
+    if (target) {
+      args.argv.push_back(target->owner);
+      args.argv.push_back(std::to_string(target->lease.count()));
+    }
     sent = clock_type::now();
     auto [ec, r] = co_await run_script(conn, scripts::lock_release, args);
     if (ec == error::ambiguous && hold && !stopped) {

@@ -97,7 +97,10 @@ asio::awaitable<void> client_core::renew(std::vector<std::shared_ptr<hold_state>
     args.argv.push_back(hold->owner);
   }
   auto const sent = clock_type::now();
-  auto [ec, reply] = co_await run_script(conn, scripts::lock_renew, args);
+  // While disconnected a renewal fails at once, so that the hold turns uncertain now and is
+  // retried soon, instead of waiting in the queue past its deadline.
+  resp::request::options const fail_fast{.wait_for_connection = false};
+  auto [ec, reply] = co_await run_script(conn, scripts::lock_renew, args, {}, fail_fast);
   ++renewal_batches;
   renewals += batch.size();
   bool const well_formed = !ec && reply.elements().size() == batch.size();

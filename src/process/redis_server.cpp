@@ -96,6 +96,8 @@ void redis_server::start() {
                                   "--bind", "127.0.0.1",
                                   "--save", "",
                                   "--appendonly", "no",
+                                  // A replica's first sync starts at once, not after 5 s.
+                                  "--repl-diskless-sync-delay", "0",
                                   "--daemonize", "no",
                                   "--dir", dir_.string(),
                                   "--logfile", (dir_ / "redis.log").string()};
@@ -155,14 +157,20 @@ void redis_server::wait_until_ready() {
 }
 
 resp::value redis_server::command(std::vector<std::string> const& args) const {
+  return commands({args});
+}
+
+resp::value redis_server::commands(std::vector<std::vector<std::string>> const& sequence) const {
   resp::request req;
-  std::size_t replies = 1;
+  std::size_t replies = sequence.size();
   if (!options_.password.empty()) {
     req.push("AUTH", options_.password);
     ++replies;
   }
-  std::vector<std::string_view> tail(args.begin() + 1, args.end());
-  req.push_range(args.front(), tail);
+  for (auto const& args : sequence) {
+    std::vector<std::string_view> tail(args.begin() + 1, args.end());
+    req.push_range(args.front(), tail);
+  }
   return exchange(port_, req, replies);
 }
 

@@ -40,6 +40,9 @@ class redis_server {
   // One command on a fresh blocking connection; returns the reply (errors are replies).
   resp::value command(std::vector<std::string> const& args) const;
   resp::value command(std::initializer_list<std::string_view> args) const;
+  // Several commands on one connection (WAIT counts the writes of its own connection); returns
+  // the last reply.
+  resp::value commands(std::vector<std::vector<std::string>> const& sequence) const;
 
   void send_signal(int signal) const;  // SIGSTOP, SIGCONT, ...
   void kill_hard();                    // SIGKILL and reap: data without persistence is gone

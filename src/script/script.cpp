@@ -8,8 +8,9 @@ namespace redisync::detail {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
-resp::request script_request(script const& s, script_args const& args, bool by_digest) {
-  resp::request req;
+resp::request script_request(script const& s, script_args const& args, bool by_digest,
+                             resp::request::options opts) {
+  resp::request req{opts};
   std::vector<std::string_view> tail;
   tail.reserve(args.keys.size() + args.argv.size());
   tail.insert(tail.end(), args.keys.begin(), args.keys.end());
@@ -24,10 +25,11 @@ resp::request script_request(script const& s, script_args const& args, bool by_d
 
 asio::awaitable<std::tuple<error_code, resp::value>> run_script(connection& conn, script const& s,
                                                                 script_args const& args,
-                                                                late_reply_handler late) {
+                                                                late_reply_handler late,
+                                                                resp::request::options opts) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     bool const by_digest = attempt == 0;
-    auto [ec, replies] = co_await conn.exec(script_request(s, args, by_digest), late,
+    auto [ec, replies] = co_await conn.exec(script_request(s, args, by_digest, opts), late,
                                             asio::as_tuple(asio::deferred));
     if (ec) co_return std::tuple{ec, resp::value{}};
     if (replies.size() != 1) co_return std::tuple{error_code{error::unexpected_reply}, resp::value{}};

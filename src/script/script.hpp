@@ -25,13 +25,15 @@ struct script_args {
 };
 
 // The EVALSHA (or EVAL) command for one call.
-resp::request script_request(script const& s, script_args const& args, bool by_digest);
+resp::request script_request(script const& s, script_args const& args, bool by_digest,
+                             resp::request::options opts = {});
 
 // Runs the script and returns its reply, or a typed error for a transport failure or a server
 // error reply. A NOSCRIPT reply (after SCRIPT FLUSH or a restart) is answered by sending the body
 // with EVAL, which also loads it for later EVALSHA calls. `late` receives the reply of a call
 // whose caller was cancelled after it was written.
 boost::asio::awaitable<std::tuple<boost::system::error_code, resp::value>> run_script(
-    connection& conn, script const& s, script_args const& args, late_reply_handler late = {});
+    connection& conn, script const& s, script_args const& args, late_reply_handler late = {},
+    resp::request::options opts = {});
 
 }  // namespace redisync::detail

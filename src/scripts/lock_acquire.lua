@@ -4,11 +4,12 @@
 -- restart without persistence lost the counter.
 --   KEYS[1] lock hash      KEYS[2] token key
 --   ARGV[1] owner          ARGV[2] lease in ms
---   ARGV[3] '' or the hold count the owner had before an attempt whose outcome was lost with a
---           connection: if the count is already one higher, that attempt went through.
+--   ARGV[3] (only on a retry) the hold count the owner had before an attempt whose outcome was
+--           lost with a connection: if the count is already one higher, that attempt went through.
 -- Returns {token, hold count} when held, or the lock's PTTL when another owner holds it.
 -- Reads come before writes so that a key of the wrong type fails the script with nothing changed.
-if ARGV[3] ~= '' then
+-- Tokens are passed to SET as numbers: below 2^53 Redis writes them as exact integers.
+if ARGV[3] then
   local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')
   if count == tonumber(ARGV[3]) + 1 then
     redis.call('pexpire', KEYS[1], ARGV[2])
@@ -26,10 +27,10 @@ if redis.call('exists', KEYS[1]) == 1 then
 end
 local now = redis.call('time')
 local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
-local last = tonumber(redis.call('set', KEYS[2], string.format('%.0f', token), 'GET') or '0')
+local last = tonumber(redis.call('set', KEYS[2], token, 'GET') or '0')
 if last >= token then
   token = last + 1
-  redis.call('set', KEYS[2], string.format('%.0f', token))
+  redis.call('set', KEYS[2], token)
 end
 redis.call('hset', KEYS[1], ARGV[1], 1)
 redis.call('pexpire', KEYS[1], ARGV[2])

@@ -1,18 +1,20 @@
 -- Reentrant lock release: one hold level of ARGV[1]. On the last level the lock is deleted and
--- '0' is published on the lock's channel (Redisson's unlock message), or, when ARGV[4] names a
+-- '0' is published on the lock's channel (Redisson's unlock message), or, when ARGV[5] names a
 -- waiter of this client, the lock passes straight to that waiter with a fresh fencing token and
 -- nothing is published: the lock is never free, so no other client can slip in between.
 --   KEYS[1] lock hash      KEYS[2] token key
 --   ARGV[1] owner          ARGV[2] lease in ms (kept on a partial release)
---   ARGV[3] '' or the hold count the owner had before this release, when an earlier attempt's
---           outcome was lost with a connection
---   ARGV[4] '' or the owner to hand the lock to      ARGV[5] that owner's lease in ms
---   ARGV[6] the lock's channel
+--   ARGV[3] the lock's channel
+--   ARGV[4] (optional) '' or the hold count the owner had before this release, when an earlier
+--           attempt's outcome was lost with a connection
+--   ARGV[5], ARGV[6] (optional) the owner to hand the lock to, and its lease in ms
 -- Returns the remaining hold count; {0, token} after a hand-off; -1 when the owner holds nothing
--- (nothing changes, nothing is published); -2 when ARGV[3] shows the earlier attempt went through.
+-- (nothing changes, nothing is published); -2 when ARGV[4] shows the earlier attempt went through.
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')
-if ARGV[3] ~= '' and count == tonumber(ARGV[3]) - 1 then
-  if ARGV[4] ~= '' and redis.call('hexists', KEYS[1], ARGV[4]) == 1 then
+local retry_of = ARGV[4] ~= nil and ARGV[4] ~= '' and tonumber(ARGV[4])
+local next_owner = ARGV[5]
+if retry_of and count == retry_of - 1 then
+  if next_owner and redis.call('hexists', KEYS[1], next_owner) == 1 then
     return {0, tonumber(redis.call('get', KEYS[2]) or '0')}  -- that attempt handed the lock over
   end
   return -2
@@ -25,19 +27,19 @@ if count > 1 then
   redis.call('pexpire', KEYS[1], ARGV[2])
   return count - 1
 end
-if ARGV[4] ~= '' then
+if next_owner then
   local now = redis.call('time')
   local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
-  local last = tonumber(redis.call('set', KEYS[2], string.format('%.0f', token), 'GET') or '0')
+  local last = tonumber(redis.call('set', KEYS[2], token, 'GET') or '0')
   if last >= token then
     token = last + 1
-    redis.call('set', KEYS[2], string.format('%.0f', token))
+    redis.call('set', KEYS[2], token)
   end
   redis.call('del', KEYS[1])
-  redis.call('hset', KEYS[1], ARGV[4], 1)
-  redis.call('pexpire', KEYS[1], ARGV[5])
+  redis.call('hset', KEYS[1], next_owner, 1)
+  redis.call('pexpire', KEYS[1], ARGV[6])
   return {0, token}
 end
 redis.call('del', KEYS[1])
-redis.call('publish', ARGV[6], '0')
+redis.call('publish', ARGV[3], '0')
 return 0

@@ -1,6 +1,8 @@
 // Pipelined EVALSHA throughput of one connection shared by 64 coroutines, next to redis-benchmark
 // with the same script, pipeline 16, on the same private server. Prints one JSON line.
-//   exec_bench [--rounds R] [--n N]
+//   exec_bench [--rounds R] [--n N] [--coroutines C]
+// With --coroutines 1 it measures one request at a time against redis-benchmark -P 1: the
+// connection's own cost per round trip.
 
 #include <redisync/connection.hpp>
 
@@ -28,9 +30,9 @@ namespace {
 
 constexpr std::string_view lock_step =
     "redis.call('hincrby', KEYS[1], ARGV[1], 1); redis.call('pexpire', KEYS[1], ARGV[2]); return 1";
-constexpr int coroutines = 64;
 
-double run_ours(std::string const& url, std::string const& sha, int n, redisync::connection_stats& stats) {
+double run_ours(std::string const& url, std::string const& sha, int n, int coroutines,
+                redisync::connection_stats& stats) {
   asio::io_context ctx{1};
   auto cfg = redisync::config::from_url(url);
   redisync::connection conn{ctx.get_executor(), cfg};
@@ -63,10 +65,10 @@ double run_ours(std::string const& url, std::string const& sha, int n, redisync:
   return n / std::chrono::duration<double>(end - start).count();
 }
 
-double run_redis_benchmark(std::uint16_t port, std::string const& sha, int n) {
+double run_redis_benchmark(std::uint16_t port, std::string const& sha, int n, int pipeline) {
   auto const cmd = fmt::format(
-      "redis-benchmark -h 127.0.0.1 -p {} -n {} -c 1 -P 16 --csv evalsha {} 1 bench:limit:lock owner-1 30000",
-      port, n, sha);
+      "redis-benchmark -h 127.0.0.1 -p {} -n {} -c 1 -P {} --csv evalsha {} 1 bench:limit:lock owner-1 30000",
+      port, n, pipeline, sha);
   std::unique_ptr<FILE, int (*)(FILE*)> pipe{::popen(cmd.c_str(), "r"), ::pclose};
   if (!pipe) return 0;
   std::array<char, 512> line{};
@@ -88,27 +90,31 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   int rounds = 3;
   int n = 400000;
+  int coroutines = 64;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string_view const flag = argv[i];
     if (flag == "--rounds") rounds = std::stoi(argv[i + 1]);
     if (flag == "--n") n = std::stoi(argv[i + 1]);
+    if (flag == "--coroutines") coroutines = std::stoi(argv[i + 1]);
   }
+  // One coroutine is compared with one request at a time, many with pipeline 16.
+  int const pipeline = coroutines == 1 ? 1 : 16;
   redisync::process::redis_server redis;
   std::string const sha{redis.command({"SCRIPT", "LOAD", lock_step}).text()};
   std::vector<double> ours, theirs;
   redisync::connection_stats stats;
   // Interleaved rounds so that a noisy moment hurts both sides alike.
   for (int r = 0; r < rounds; ++r) {
-    ours.push_back(run_ours(redis.url(), sha, n, stats));
-    theirs.push_back(run_redis_benchmark(redis.port(), sha, n));
+    ours.push_back(run_ours(redis.url(), sha, n, coroutines, stats));
+    theirs.push_back(run_redis_benchmark(redis.port(), sha, n, pipeline));
   }
   double const ours_rps = median(ours);
   double const theirs_rps = median(theirs);
   fmt::print(
       "{{\"bench\":\"pipelined_evalsha\",\"coroutines\":{},\"connections\":1,\"n\":{},\"rounds\":{},"
-      "\"redisync_ops_per_s\":{:.0f},\"redis_benchmark_c1_P16_rps\":{:.0f},\"ratio\":{:.3f},"
+      "\"redisync_ops_per_s\":{:.0f},\"redis_benchmark_c1_P{}_rps\":{:.0f},\"ratio\":{:.3f},"
       "\"requests_per_write\":{:.1f},\"all_redisync_ops_per_s\":[{:.0f}],\"all_redis_benchmark_rps\":[{:.0f}]}}\n",
-      coroutines, n, rounds, ours_rps, theirs_rps, theirs_rps > 0 ? ours_rps / theirs_rps : 0.0,
+      coroutines, n, rounds, ours_rps, pipeline, theirs_rps, theirs_rps > 0 ? ours_rps / theirs_rps : 0.0,
       stats.writes ? double(stats.requests_written) / double(stats.writes) : 0.0,
       fmt::join(ours, ","), fmt::join(theirs, ","));
   return 0;

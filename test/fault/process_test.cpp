@@ -261,4 +261,28 @@ BOOST_AUTO_TEST_CASE(redis_restarted_without_persistence_makes_holders_report_th
   expect_nothing_left(redis, {"restart:counter"});
 }
 
+BOOST_AUTO_TEST_CASE(the_readme_example_runs_against_a_real_server) {
+  redis_server redis;
+  temp_dir dir;
+  auto const out = dir.path / "quickstart.out";
+  std::string url = redis.url();
+  std::string program = QUICKSTART_PATH;
+  std::vector<char*> argv{program.data(), url.data(), nullptr};
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  BOOST_TEST_REQUIRE(::posix_spawn(&pid, QUICKSTART_PATH, &actions, nullptr, argv.data(), environ) == 0);
+  ::posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  BOOST_TEST_REQUIRE(poll_until([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, 30s));
+  BOOST_TEST(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == 0);
+  std::ifstream in{out};
+  std::string line;
+  std::getline(in, line);
+  BOOST_TEST(line.starts_with("fencing token "));
+  expect_nothing_left(redis, {});
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -13,6 +13,7 @@
 #include <boost/asio/use_future.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <csignal>
 #include <set>
 #include <thread>
 
@@ -255,6 +256,31 @@ BOOST_AUTO_TEST_CASE(a_deleted_owner_field_fires_the_loss_signal_within_one_rene
     auto [ec] = co_await h.wait_lost(tuple_awaitable);
     BOOST_TEST((ec == error::lease_lost));
     BOOST_TEST((std::chrono::steady_clock::now() - start < 600ms / 3 + 200ms));
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(failing_renewals_make_the_hold_uncertain_and_then_lost_at_its_deadline) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto cfg = redisync::test::fast_config(redis);
+    cfg.watchdog_lease = 1500ms;
+    cfg.health_check_interval = 100ms;
+    running_client c{ctx, cfg};
+    auto h = co_await c->make_lock("unreachable").acquire(asio::use_awaitable);
+    redis.send_signal(SIGSTOP);  // the server stops answering; the connection is declared dead
+    bool saw_uncertain = false;
+    while (h.status() != redisync::hold_status::lost) {
+      if (h.status() == redisync::hold_status::uncertain) saw_uncertain = true;
+      BOOST_TEST_REQUIRE((std::chrono::steady_clock::now() < h.valid_until() + 1s));
+      co_await redisync::test::sleep_for(10ms);
+    }
+    auto const lost_at = std::chrono::steady_clock::now();
+    redis.send_signal(SIGCONT);
+    BOOST_TEST(saw_uncertain);
+    BOOST_TEST((lost_at >= h.valid_until()));
+    auto [ec] = co_await h.wait_lost(tuple_awaitable);
+    BOOST_TEST((ec == error::lease_lost));
     co_await c.stop();
   });
 }
