@@ -19,9 +19,7 @@ namespace {
 // The outcome of an acquire script whose caller gave up while it was in flight.
 struct late_acquire {
   std::weak_ptr<client_core> core;
-  std::string key;
-  std::string name;
-  std::string owner;
+  std::shared_ptr<hold_state const> hold;  // its name and owner
   std::int64_t count_before = 0;
   bool resolved = false;  // the late outcome has been dealt with
   bool counted = false;   // the caller marked the key unsettled and waits for this
@@ -41,13 +39,13 @@ late_reply_handler make_late_handler(std::shared_ptr<late_acquire> late) {
         ec == error::ambiguous || (!ec && replies.size() == 1 && is_grant(replies[0]));
     auto finish = [late, core] {
       late->resolved = true;
-      if (late->counted) core->settle(late->key);
+      if (late->counted) core->settle(hold_key(late->hold->owner, late->hold->name));
     };
     if (!maybe_granted) {
       finish();
       return;
     }
-    auto undo = core->undo_acquire(late->name, late->owner, late->count_before);
+    auto undo = core->undo_acquire(late->hold->name, late->hold->owner, late->count_before);
     asio::co_spawn(core->strand(), std::move(undo), [finish](std::exception_ptr) { finish(); });
   };
 }
@@ -142,8 +140,8 @@ asio::awaitable<std::tuple<error_code, std::optional<held>>> client_core::acquir
       if (w) w->woken = false;
       // Armed before the acquire is sent: the first renewal cannot be late.
       if (!hold->granted && hold->watchdog) schedule_renewal(hold, clock_type::now());
-      auto late = std::make_shared<late_acquire>(
-          late_acquire{self, key, a.name, a.owner, reentrant ? hold->count : 0});
+      auto late =
+          std::make_shared<late_acquire>(late_acquire{self, hold, reentrant ? hold->count : 0});
       script_args args{{a.name, token_key_of(a.name)}, {a.owner, lease_text}};
       if (count_before_lost_attempt) args.argv.push_back(std::to_string(*count_before_lost_attempt));
       auto const late_handler = make_late_handler(late);

@@ -41,6 +41,15 @@ class request {
     requires command_argument<std::ranges::range_value_t<Range>>
   void push_range(std::string_view command, Range const& tail, Args const&... head) {
     std::size_t const tail_size = static_cast<std::size_t>(std::ranges::distance(tail));
+    std::size_t bytes = 32 + command.size() + 32 * sizeof...(head);
+    for (auto const& a : tail) {
+      if constexpr (std::integral<std::ranges::range_value_t<Range>>) {
+        bytes += 32;
+      } else {
+        bytes += std::string_view{a}.size() + 16;
+      }
+    }
+    payload_.reserve(payload_.size() + bytes);  // one allocation for the whole command
     begin_command(command, 1 + sizeof...(head) + tail_size);
     (append_argument(head), ...);
     for (auto const& a : tail) append_argument(a);
