@@ -1,1 +1,22 @@
 # Installed as a CMake package: find_package(redisync) gives redisync::redisync.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS redisync EXPORT redisync-targets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/redisync DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT redisync-targets NAMESPACE redisync::
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/redisync)
+if(TARGET redisync_tool)
+  install(TARGETS redisync_tool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/redisync-config.cmake.in
+                              ${PROJECT_BINARY_DIR}/redisync-config.cmake
+                              INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/redisync)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/redisync-config-version.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/redisync-config.cmake
+              ${PROJECT_BINARY_DIR}/redisync-config-version.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/redisync)

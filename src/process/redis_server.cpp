@@ -16,11 +16,9 @@
 #include <thread>
 
 #include <fcntl.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace redisync::process {
 
@@ -64,6 +62,22 @@ resp::value exchange(std::uint16_t port, resp::request const& req, std::size_t r
     buffer.append(chunk, n);
   }
   return last;
+}
+
+// Starts redis-server with stdio on /dev/null (it logs to its file, and must not hold a test
+// runner's pipe open) and with SIGKILL as its parent-death signal, so that a test process that
+// crashes does not leave servers behind.
+pid_t spawn(std::vector<char*> const& argv) {
+  pid_t const parent = ::getpid();
+  pid_t const pid = ::fork();
+  if (pid != 0) return pid;
+  // In the child only async-signal-safe calls until exec.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(1);  // the parent died before prctl took effect
+  int const null = ::open("/dev/null", O_RDWR);
+  for (int fd : {0, 1, 2}) ::dup2(null, fd);
+  ::execvp("redis-server", argv.data());
+  ::_exit(127);
 }
 
 }  // namespace
@@ -112,18 +126,8 @@ void redis_server::start() {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    // The server logs to its file; it must not hold the caller's stdout (a pipe to a test runner).
-    posix_spawn_file_actions_t actions;
-    ::posix_spawn_file_actions_init(&actions);
-    for (int fd : {0, 1, 2}) {
-      ::posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
-    }
-    int const spawned = ::posix_spawnp(&pid_, "redis-server", &actions, nullptr, argv.data(), environ);
-    ::posix_spawn_file_actions_destroy(&actions);
-    if (spawned != 0) {
-      pid_ = -1;
-      throw std::runtime_error{"cannot start redis-server (is it installed?)"};
-    }
+    pid_ = spawn(argv);
+    if (pid_ < 0) throw std::runtime_error{"cannot start redis-server (is it installed?)"};
     try {
       wait_until_ready();
       return;
