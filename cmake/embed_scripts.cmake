@@ -1,6 +1,7 @@
 # Embeds Lua scripts into a generated C++ source: one `script` object per file, named after the file,
-# holding the text and its SHA1 (EVALSHA needs the digest of the exact bytes sent by EVAL). The
-# generated files are rewritten at configure time; editing a script re-runs the configure step.
+# holding the text and its SHA1 (EVALSHA needs the digest of the exact bytes sent by EVAL). A line
+# `-- include: NAME.lua` is replaced by src/scripts/include/NAME.lua, so that scripts share helper
+# functions. The generated files are rewritten at configure time; editing a script re-runs it.
 function(redisync_embed_scripts out_var out_cpp)
   set(scripts ${ARGN})
   get_filename_component(out_dir ${out_cpp} DIRECTORY)
@@ -11,8 +12,17 @@ function(redisync_embed_scripts out_var out_cpp)
   foreach(path IN LISTS scripts)
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${path})
     get_filename_component(name ${path} NAME_WE)
-    file(SHA1 ${path} digest)
-    file(READ ${path} hex HEX)
+    get_filename_component(dir ${path} DIRECTORY)
+    file(READ ${path} text)
+    string(REGEX MATCHALL "-- include: [a-z_]+\\.lua" includes "${text}")
+    foreach(line IN LISTS includes)
+      string(REPLACE "-- include: " "" included ${line})
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${dir}/include/${included})
+      file(READ ${dir}/include/${included} included_text)
+      string(REPLACE "${line}\n" "${included_text}" text "${text}")
+    endforeach()
+    string(SHA1 digest "${text}")
+    string(HEX "${text}" hex)
     string(LENGTH "${hex}" hex_length)
     math(EXPR size "${hex_length} / 2")
     string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")

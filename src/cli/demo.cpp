@@ -7,6 +7,7 @@
 // Exits 0 only if every check held.
 
 #include "cli/common.hpp"
+#include "process/child.hpp"
 #include "script/script.hpp"
 
 #include <redisync/redisync.hpp>
@@ -26,12 +27,8 @@
 #include <random>
 #include <sstream>
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace redisync::cli {
 
@@ -165,17 +162,8 @@ class demo_run {
 
   // Starts `redisync stress` as a separate process; its summary goes to `out`.
   pid_t spawn_stress(std::vector<std::string> args, std::filesystem::path const& out) {
-    args.insert(args.begin(), {"redisync", "stress", "--redis", url_});
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    ::posix_spawn_file_actions_init(&actions);
-    ::posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = -1;
-    ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
-    ::posix_spawn_file_actions_destroy(&actions);
-    return pid;
+    args.insert(args.begin(), {"stress", "--redis", url_});
+    return process::spawn_child("/proc/self/exe", args, {.stdout_file = out});
   }
 
   asio::awaitable<bool> wait_until_locked(std::string const& name) {

@@ -1,4 +1,5 @@
 #include "process/redis_server.hpp"
+#include "process/child.hpp"
 
 #include <redisync/resp/parser.hpp>
 #include <redisync/resp/request.hpp>
@@ -15,8 +16,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,22 +63,6 @@ resp::value exchange(std::uint16_t port, resp::request const& req, std::size_t r
   return last;
 }
 
-// Starts redis-server with stdio on /dev/null (it logs to its file, and must not hold a test
-// runner's pipe open) and with SIGKILL as its parent-death signal, so that a test process that
-// crashes does not leave servers behind.
-pid_t spawn(std::vector<char*> const& argv) {
-  pid_t const parent = ::getpid();
-  pid_t const pid = ::fork();
-  if (pid != 0) return pid;
-  // In the child only async-signal-safe calls until exec.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(1);  // the parent died before prctl took effect
-  int const null = ::open("/dev/null", O_RDWR);
-  for (int fd : {0, 1, 2}) ::dup2(null, fd);
-  ::execvp("redis-server", argv.data());
-  ::_exit(127);
-}
-
 }  // namespace
 
 redis_server::redis_server(redis_options options) : options_{std::move(options)} {
@@ -105,8 +88,7 @@ void redis_server::start() {
   if (pid_ > 0) return;
   for (int attempt = 0; attempt < 5; ++attempt) {
     if (port_ == 0 || attempt > 0) port_ = free_loopback_port();
-    std::vector<std::string> args{"redis-server",
-                                  "--port", std::to_string(port_),
+    std::vector<std::string> args{"--port", std::to_string(port_),
                                   "--bind", "127.0.0.1",
                                   "--save", "",
                                   "--appendonly", "no",
@@ -123,10 +105,8 @@ void redis_server::start() {
       if (options_.replica_of != 0) args.insert(args.end(), {"--masterauth", options_.password});
     }
     args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_ = spawn(argv);
+    // The server logs to its file; it must not hold a test runner's pipes open.
+    pid_ = spawn_child("redis-server", args, {.stdout_file = {}, .quiet_stderr = true});
     if (pid_ < 0) throw std::runtime_error{"cannot start redis-server (is it installed?)"};
     try {
       wait_until_ready();

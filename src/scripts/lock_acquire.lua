@@ -1,14 +1,12 @@
 -- Reentrant lock acquire, Redisson's layout: hash KEYS[1] maps an owner to its hold count, and
--- the hash's PEXPIRE is the lease. Every fresh hold gets a fencing token from KEYS[2]: the larger
--- of the last token + 1 and the server time in microseconds, so tokens keep growing even after a
--- restart without persistence lost the counter.
+-- the hash's PEXPIRE is the lease. Every fresh hold gets a fencing token from KEYS[2].
 --   KEYS[1] lock hash      KEYS[2] token key
 --   ARGV[1] owner          ARGV[2] lease in ms
 --   ARGV[3] (only on a retry) the hold count the owner had before an attempt whose outcome was
 --           lost with a connection: if the count is already one higher, that attempt went through.
 -- Returns {token, hold count} when held, or the lock's PTTL when another owner holds it.
 -- Reads come before writes so that a key of the wrong type fails the script with nothing changed.
--- Tokens are passed to SET as numbers: below 2^53 Redis writes them as exact integers.
+-- include: next_token.lua
 if ARGV[3] then
   local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')
   if count == tonumber(ARGV[3]) + 1 then
@@ -25,13 +23,7 @@ if redis.call('exists', KEYS[1]) == 1 then
   redis.call('pexpire', KEYS[1], ARGV[2])
   return {token, count}
 end
-local now = redis.call('time')
-local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
-local last = tonumber(redis.call('set', KEYS[2], token, 'GET') or '0')
-if last >= token then
-  token = last + 1
-  redis.call('set', KEYS[2], token)
-end
+local token = next_token(KEYS[2])
 redis.call('hset', KEYS[1], ARGV[1], 1)
 redis.call('pexpire', KEYS[1], ARGV[2])
 return {token, 1}

@@ -1,6 +1,7 @@
 // Process-level faults: several `redisync stress` processes on one lock, with holders killed,
 // paused past their lease, and Redis itself killed and restarted without persistence.
 
+#include "process/child.hpp"
 #include "process/redis_server.hpp"
 
 #include <boost/json.hpp>
@@ -15,12 +16,8 @@
 #include <sstream>
 #include <thread>
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace json = boost::json;
 using namespace std::chrono_literals;
@@ -60,15 +57,9 @@ class stress_process {
   stress_process(std::string const& url, std::vector<std::string> args, std::filesystem::path dir,
                  std::string const& tag)
       : out_{dir / (tag + ".out")}, history_{dir / (tag + ".history")} {
-    args.insert(args.begin(), {"redisync", "stress", "--redis", url, "--history", history_.string()});
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    ::posix_spawn_file_actions_init(&actions);
-    ::posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    BOOST_TEST_REQUIRE(::posix_spawn(&pid_, REDISYNC_TOOL_PATH, &actions, nullptr, argv.data(), environ) == 0);
-    ::posix_spawn_file_actions_destroy(&actions);
+    args.insert(args.begin(), {"stress", "--redis", url, "--history", history_.string()});
+    pid_ = redisync::process::spawn_child(REDISYNC_TOOL_PATH, args, {.stdout_file = out_});
+    BOOST_TEST_REQUIRE(pid_ > 0);
   }
   ~stress_process() {
     if (pid_ > 0) {
@@ -265,15 +256,8 @@ BOOST_AUTO_TEST_CASE(the_readme_example_runs_against_a_real_server) {
   redis_server redis;
   temp_dir dir;
   auto const out = dir.path / "quickstart.out";
-  std::string url = redis.url();
-  std::string program = QUICKSTART_PATH;
-  std::vector<char*> argv{program.data(), url.data(), nullptr};
-  posix_spawn_file_actions_t actions;
-  ::posix_spawn_file_actions_init(&actions);
-  ::posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = -1;
-  BOOST_TEST_REQUIRE(::posix_spawn(&pid, QUICKSTART_PATH, &actions, nullptr, argv.data(), environ) == 0);
-  ::posix_spawn_file_actions_destroy(&actions);
+  pid_t const pid = redisync::process::spawn_child(QUICKSTART_PATH, {redis.url()}, {.stdout_file = out});
+  BOOST_TEST_REQUIRE(pid > 0);
   int status = 0;
   BOOST_TEST_REQUIRE(poll_until([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, 30s));
   BOOST_TEST(WIFEXITED(status));
