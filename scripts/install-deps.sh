@@ -12,6 +12,10 @@ packages=(
   clang-14 libclang-rt-14-dev
 )
 
+# nodejs and npm run the Redisson-protocol client of the interoperability test.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

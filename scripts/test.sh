@@ -9,6 +9,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 scripts/install-deps.sh
 
+# The interoperability test talks to a Redisson-protocol client from npm (node-redisson).
+if ! cmp -s test/interop/package.json build/interop/package.json 2>/dev/null; then
+  mkdir -p build/interop
+  cp test/interop/package.json build/interop/package.json
+  npm install --prefix build/interop --no-audit --no-fund --loglevel=error >/dev/null
+fi
+
 jobs=$(nproc)
 cmake --preset debug >/dev/null
 cmake --build --preset debug -j "$jobs"

@@ -5,7 +5,6 @@
 #include <boost/system/system_error.hpp>
 #include <fmt/core.h>
 
-#include <ctime>
 #include <iostream>
 
 namespace redisync::cli {
@@ -17,12 +16,6 @@ redis_target open_target(std::optional<std::string> const& url) {
   auto server = std::make_unique<process::redis_server>();
   std::string u = server->url();
   return {std::move(server), std::move(u)};
-}
-
-std::int64_t monotonic_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
 bool parse(std::string_view command, std::string_view summary, po::options_description const& options,

@@ -4,6 +4,7 @@
 
 #include <redisync/client.hpp>
 
+#include "process/monotonic.hpp"
 #include "process/redis_server.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -28,8 +29,7 @@ struct redis_target {
 };
 redis_target open_target(std::optional<std::string> const& url);
 
-// CLOCK_MONOTONIC in nanoseconds (comparable across processes on one machine).
-std::int64_t monotonic_ns();
+using process::monotonic_ns;
 
 // Parses `args` (without the subcommand); prints usage and returns false on --help or an error.
 bool parse(std::string_view command, std::string_view summary, po::options_description const& options,

@@ -1,8 +1,8 @@
 // Process-level faults: several `redisync stress` processes on one lock, with holders killed,
 // paused past their lease, and Redis itself killed and restarted without persistence.
 
-#include "process/child.hpp"
 #include "process/redis_server.hpp"
+#include "support/processes.hpp"
 
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
@@ -10,14 +10,8 @@
 
 #include <chrono>
 #include <csignal>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-#include <thread>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace json = boost::json;
 using namespace std::chrono_literals;
@@ -25,89 +19,36 @@ using redisync::process::redis_server;
 
 namespace {
 
-std::int64_t monotonic_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
+using redisync::test::child;
+using redisync::test::monotonic_ns;
+using redisync::test::poll_until;
+using redisync::test::temp_dir;
 
-// Something to wait for that has no event to await: a child process or a server-side state.
-template <class Condition>
-bool poll_until(Condition done, std::chrono::milliseconds limit) {
-  auto const deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
-
-struct temp_dir {
-  std::filesystem::path path;
-  temp_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "redisync-fault-XXXXXX").string();
-    path = ::mkdtemp(pattern.data());
-  }
-  ~temp_dir() { std::filesystem::remove_all(path); }
-};
-
-// `redisync stress` in its own process; its JSON summary goes to a file.
+// `redisync stress` in its own process: its JSON summary goes to a file, its events to a history.
 class stress_process {
  public:
   stress_process(std::string const& url, std::vector<std::string> args, std::filesystem::path dir,
                  std::string const& tag)
-      : out_{dir / (tag + ".out")}, history_{dir / (tag + ".history")} {
-    args.insert(args.begin(), {"stress", "--redis", url, "--history", history_.string()});
-    pid_ = redisync::process::spawn_child(REDISYNC_TOOL_PATH, args, {.stdout_file = out_});
-    BOOST_TEST_REQUIRE(pid_ > 0);
-  }
-  ~stress_process() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGCONT);
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
+      : history_{dir / (tag + ".history")},
+        process_{REDISYNC_TOOL_PATH, with_common(url, std::move(args), history_), dir / (tag + ".out")} {}
 
-  void signal(int sig) const { ::kill(pid_, sig); }
-  void kill_hard() {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  bool wait(std::chrono::milliseconds limit) {
-    bool const exited = poll_until([&] { return ::waitpid(pid_, &status_, WNOHANG) == pid_; }, limit);
-    if (exited) pid_ = -1;
-    return exited;
-  }
-  json::object summary() const {
-    std::ifstream in{out_};
-    std::stringstream text;
-    text << in.rdbuf();
-    return json::parse(text.str()).as_object();
-  }
-  // The events of the history file, in the order written.
-  std::vector<json::object> history() const {
-    std::vector<json::object> out;
-    std::ifstream in{history_};
-    for (std::string line; std::getline(in, line);) {
-      if (!line.empty()) out.push_back(json::parse(line).as_object());
-    }
-    return out;
-  }
+  void signal(int sig) const { process_.signal(sig); }
+  void kill_hard() { process_.kill_hard(); }
+  bool wait(std::chrono::milliseconds limit) { return process_.wait(limit); }
+  json::object summary() const { return process_.lines().at(0); }
   std::vector<json::object> events(std::string_view kind) const {
-    std::vector<json::object> out;
-    for (auto& e : history()) {
-      if (e.at("event").as_string() == kind) out.push_back(e);
-    }
-    return out;
+    return redisync::test::events(redisync::test::json_lines(history_), kind);
   }
 
  private:
-  std::filesystem::path out_;
+  static std::vector<std::string> with_common(std::string const& url, std::vector<std::string> args,
+                                              std::filesystem::path const& history) {
+    args.insert(args.begin(), {"stress", "--redis", url, "--history", history.string()});
+    return args;
+  }
+
   std::filesystem::path history_;
-  pid_t pid_ = -1;
-  int status_ = 0;
+  child process_;
 };
 
 bool exists(redis_server const& redis, std::string const& key) {
@@ -255,14 +196,10 @@ BOOST_AUTO_TEST_CASE(redis_restarted_without_persistence_makes_holders_report_th
 BOOST_AUTO_TEST_CASE(the_readme_example_runs_against_a_real_server) {
   redis_server redis;
   temp_dir dir;
-  auto const out = dir.path / "quickstart.out";
-  pid_t const pid = redisync::process::spawn_child(QUICKSTART_PATH, {redis.url()}, {.stdout_file = out});
-  BOOST_TEST_REQUIRE(pid > 0);
-  int status = 0;
-  BOOST_TEST_REQUIRE(poll_until([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, 30s));
-  BOOST_TEST(WIFEXITED(status));
-  BOOST_TEST(WEXITSTATUS(status) == 0);
-  std::ifstream in{out};
+  child quickstart{QUICKSTART_PATH, {redis.url()}, dir.path / "quickstart.out"};
+  BOOST_TEST_REQUIRE(quickstart.wait(30s));
+  BOOST_TEST(quickstart.exit_code() == 0);
+  std::ifstream in{quickstart.out()};
   std::string line;
   std::getline(in, line);
   BOOST_TEST(line.starts_with("fencing token "));

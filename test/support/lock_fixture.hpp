@@ -55,6 +55,10 @@ inline std::vector<std::string> lock_keys(process::redis_server const& redis,
   return out;
 }
 
+inline std::int64_t subscribers_of(process::redis_server const& redis, std::string const& channel) {
+  return redis.command({"PUBSUB", "NUMSUB", channel}).elements()[1].integer();
+}
+
 inline std::size_t subscribed_channels(process::redis_server const& redis) {
   return redis.command({"PUBSUB", "CHANNELS", "*"}).elements().size();
 }

@@ -1,0 +1,16 @@
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+
+namespace redisync::process {
+
+// CLOCK_MONOTONIC in nanoseconds: comparable across the processes of one machine (event histories
+// of `redisync stress`, the tests that read them).
+inline std::int64_t monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+}  // namespace redisync::process

@@ -1,0 +1,109 @@
+#pragma once
+
+// Helpers for tests that run other programs: a scratch directory, a child process whose stdout
+// is a file of JSON lines, and polling for states that have no event to await.
+
+#include "process/child.hpp"
+#include "process/monotonic.hpp"
+
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace redisync::test {
+
+using process::monotonic_ns;
+
+// Something to wait for that has no event to await: another process, or a server-side state.
+template <class Condition>
+bool poll_until(Condition done, std::chrono::milliseconds limit) {
+  auto const deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  }
+  return true;
+}
+
+struct temp_dir {
+  std::filesystem::path path;
+  temp_dir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "redisync-test-XXXXXX").string();
+    path = ::mkdtemp(pattern.data());
+  }
+  ~temp_dir() { std::filesystem::remove_all(path); }
+  temp_dir(temp_dir const&) = delete;
+  temp_dir& operator=(temp_dir const&) = delete;
+};
+
+inline std::vector<boost::json::object> json_lines(std::filesystem::path const& file) {
+  std::vector<boost::json::object> out;
+  std::ifstream in{file};
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.front() == '{') out.push_back(boost::json::parse(line).as_object());
+  }
+  return out;
+}
+
+// A program in its own process; stdout goes to `out`. Killed when the object goes away.
+class child {
+ public:
+  child(std::string const& program, std::vector<std::string> const& args, std::filesystem::path out)
+      : out_{std::move(out)} {
+    pid_ = process::spawn_child(program, args, {.stdout_file = out_});
+    BOOST_TEST_REQUIRE(pid_ > 0);
+  }
+  ~child() {
+    if (pid_ > 0) kill_hard();
+  }
+  child(child const&) = delete;
+  child& operator=(child const&) = delete;
+
+  void signal(int sig) const { ::kill(pid_, sig); }
+  void kill_hard() {
+    ::kill(pid_, SIGCONT);
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  // True if it exited within `limit`.
+  bool wait(std::chrono::milliseconds limit) {
+    int status = 0;
+    bool const exited = poll_until([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, limit);
+    if (exited) {
+      pid_ = -1;
+      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    return exited;
+  }
+  int exit_code() const { return exit_code_; }
+  std::filesystem::path const& out() const { return out_; }
+  std::vector<boost::json::object> lines() const { return json_lines(out_); }
+
+ private:
+  std::filesystem::path out_;
+  pid_t pid_ = -1;
+  int exit_code_ = -1;
+};
+
+// The events of a JSON-lines log with the given "event" field.
+inline std::vector<boost::json::object> events(std::vector<boost::json::object> const& lines,
+                                               std::string_view kind) {
+  std::vector<boost::json::object> out;
+  for (auto const& e : lines) {
+    if (e.at("event").as_string() == kind) out.push_back(e);
+  }
+  return out;
+}
+
+}  // namespace redisync::test
