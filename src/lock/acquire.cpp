@@ -155,7 +155,8 @@ asio::awaitable<std::tuple<error_code, std::optional<held>>> client_core::acquir
           unsettle(key);
         }
         leave();
-        co_return result{ec, std::nullopt};
+        // stop() aborts requests too: the caller learns there is no connection.
+        co_return result{stopped ? error_code{error::not_connected} : ec, std::nullopt};
       }
       if (ec == error::ambiguous) {
         // The attempt may have gone through. Trying again with the count it started from is
