@@ -230,12 +230,14 @@ BOOST_AUTO_TEST_CASE(cancelling_an_unwritten_request_removes_it) {
     asio::cancellation_signal signal;
     std::optional<error_code> result;
     // run() has not started: the request sits in the queue.
-    conn.exec(command("INCR", "counter"),
-              asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, response) { result = ec; }));
-    co_await redisync::test::sleep_for(10ms);
+    event completed{ctx.get_executor()};
+    conn.exec(command("INCR", "counter"), asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, response) {
+                result = ec;
+                completed.notify();
+              }));
+    co_await asio::post(ctx, asio::use_awaitable);  // the request is queued on the strand
     signal.emit(asio::cancellation_type::total);
-    co_await redisync::test::sleep_for(10ms);
-    BOOST_TEST_REQUIRE(result.has_value());
+    BOOST_TEST_REQUIRE(co_await completed.wait(10s));
     BOOST_TEST((*result == asio::error::operation_aborted));
     running r{conn};
     co_await conn.exec(command("PING"), asio::use_awaitable);
@@ -254,6 +256,7 @@ BOOST_AUTO_TEST_CASE(cancelling_a_written_request_completes_at_once_and_hands_th
     co_await conn.exec(command("PING"), asio::use_awaitable);
     asio::cancellation_signal signal;
     std::optional<error_code> result;
+    event completed{ctx.get_executor()};
     response late_replies;
     event late{ctx.get_executor()};
     conn.exec(command("BLPOP", "list", "0"),
@@ -262,13 +265,15 @@ BOOST_AUTO_TEST_CASE(cancelling_a_written_request_completes_at_once_and_hands_th
                 late_replies = std::move(replies);
                 late.notify();
               },
-              asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, response) { result = ec; }));
+              asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, response) {
+                result = ec;
+                completed.notify();
+              }));
     while (redis.command({"INFO", "clients"}).text().find("blocked_clients:1") == std::string::npos) {
       co_await redisync::test::sleep_for(2ms);
     }
     signal.emit(asio::cancellation_type::terminal);
-    co_await redisync::test::sleep_for(10ms);
-    BOOST_TEST_REQUIRE(result.has_value());
+    BOOST_TEST_REQUIRE(co_await completed.wait(10s));  // at once, while BLPOP still blocks
     BOOST_TEST((*result == asio::error::operation_aborted));
     BOOST_TEST(!late.is_set());
     redis.command({"RPUSH", "list", "x"});

@@ -94,12 +94,15 @@ BOOST_AUTO_TEST_CASE(two_owners_in_one_process_exclude_each_other) {
     BOOST_TEST(!none.has_value());
     // b waits and gets the lock as soon as a lets go.
     std::optional<held> held_b;
-    asio::co_spawn(ctx, [&]() -> asio::awaitable<void> { held_b = co_await b.acquire(asio::use_awaitable); },
-                   asio::detached);
-    co_await redisync::test::sleep_for(50ms);
-    BOOST_TEST(!held_b.has_value());
+    redisync::test::event b_holds{ctx.get_executor()};
+    auto wait_for_b = [&]() -> asio::awaitable<void> {
+      held_b = co_await b.acquire(asio::use_awaitable);
+      b_holds.notify();
+    };
+    asio::co_spawn(ctx, wait_for_b(), asio::detached);
+    BOOST_TEST(!(co_await b_holds.wait(50ms)));  // still excluded while a holds
     co_await held_a.release(asio::use_awaitable);
-    while (!held_b) co_await redisync::test::sleep_for(1ms);
+    BOOST_TEST_REQUIRE(co_await b_holds.wait(10s));
     BOOST_TEST(held_b->token() > held_a.token());
     co_await held_b->release(asio::use_awaitable);
     co_await c->flush_subscriptions(asio::use_awaitable);
@@ -117,13 +120,17 @@ BOOST_AUTO_TEST_CASE(a_local_release_hands_the_lock_to_the_next_waiter_without_p
     auto b = c->new_owner().lock("handoff");
     auto held_a = co_await a.acquire(asio::use_awaitable);
     std::optional<held> held_b;
-    asio::co_spawn(ctx, [&]() -> asio::awaitable<void> { held_b = co_await b.acquire(asio::use_awaitable); },
-                   asio::detached);
-    while (c->stats().waiters == 0 || c->stats().subscriptions == 0) co_await redisync::test::sleep_for(1ms);
-    co_await redisync::test::sleep_for(20ms);  // b has subscribed and tried again
+    redisync::test::event b_holds{ctx.get_executor()};
+    auto wait_for_b = [&]() -> asio::awaitable<void> {
+      held_b = co_await b.acquire(asio::use_awaitable);
+      b_holds.notify();
+    };
+    asio::co_spawn(ctx, wait_for_b(), asio::detached);
+    // b waits in the client's queue once its first try failed; a release now hands over.
+    while (c->stats().waiters == 0) co_await asio::post(ctx, asio::use_awaitable);
     auto const publishes = redisync::test::command_calls(redis, "publish");
     co_await held_a.release(asio::use_awaitable);
-    while (!held_b) co_await redisync::test::sleep_for(1ms);
+    BOOST_TEST_REQUIRE(co_await b_holds.wait(10s));
     BOOST_TEST(c->stats().handoffs == 1u);
     BOOST_TEST(redisync::test::command_calls(redis, "publish") == publishes);
     BOOST_TEST(redisync::test::hget_count(redis, "handoff", b.owner_id()) == 1);
@@ -440,10 +447,14 @@ BOOST_AUTO_TEST_CASE(a_grant_that_arrives_after_the_caller_gave_up_is_released) 
     co_await redisync::test::sleep_for(50ms);
     asio::cancellation_signal cancel;
     std::optional<error_code> result;
-    lock.acquire(asio::bind_cancellation_slot(cancel.slot(), [&](error_code ec, held) { result = ec; }));
-    co_await redisync::test::sleep_for(50ms);
+    redisync::test::event completed{ctx.get_executor()};
+    lock.acquire(asio::bind_cancellation_slot(cancel.slot(), [&](error_code ec, held) {
+      result = ec;
+      completed.notify();
+    }));
+    co_await redisync::test::sleep_for(50ms);  // the acquire is written while Redis is blocked
     cancel.emit(asio::cancellation_type::terminal);
-    while (!result) co_await redisync::test::sleep_for(1ms);
+    BOOST_TEST_REQUIRE(co_await completed.wait(10s));
     BOOST_TEST((*result == asio::error::operation_aborted));
     blocker.join();
     // The same owner can acquire again only after the late grant was undone.
@@ -503,6 +514,7 @@ BOOST_AUTO_TEST_CASE(many_tasks_contending_on_one_lock_never_overlap) {
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
     running_client c{ctx, redisync::test::fast_config(redis)};
     int inside = 0, max_inside = 0, done = 0;
+    redisync::test::event all_done{ctx.get_executor()};
     auto worker = [&]() -> asio::awaitable<void> {
       auto lock = c->make_lock("crowd");
       for (int i = 0; i < 25; ++i) {
@@ -514,10 +526,10 @@ BOOST_AUTO_TEST_CASE(many_tasks_contending_on_one_lock_never_overlap) {
         --inside;
         co_await h.release(asio::use_awaitable);
       }
-      ++done;
+      if (++done == 16) all_done.notify();
     };
     for (int i = 0; i < 16; ++i) asio::co_spawn(ctx, worker(), asio::detached);
-    while (done < 16) co_await redisync::test::sleep_for(5ms);
+    BOOST_TEST_REQUIRE(co_await all_done.wait(60s));
     BOOST_TEST(max_inside == 1);
     BOOST_TEST(redis.command({"GET", "crowd-counter"}).text() == "400");
     BOOST_TEST(c->stats().handoffs > 0u);
