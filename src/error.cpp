@@ -38,7 +38,6 @@ class category_impl final : public boost::system::error_category {
       case error::cluster_down: return "the cluster is down";
       case error::no_permission: return "the user has no permission for this command";
       case error::unexpected_reply: return "the server reply has an unexpected shape";
-      case error::replication_failed: return "fewer replicas acknowledged the write than required";
     }
     return "unknown redisync error";
   }

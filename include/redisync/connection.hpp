@@ -119,8 +119,6 @@ class connection {
 
   // Ends run(): closes the socket and fails waiting requests with operation_aborted.
   void stop();
-  // Drops the socket as if the network failed, so that run() reconnects. For fault tests.
-  void drop();
 
   bool is_ready() const noexcept;  // handshake done and the socket is up
   connection_stats stats() const noexcept;

@@ -40,7 +40,6 @@ enum class error {
   cluster_down,    // CLUSTERDOWN
   no_permission,   // NOPERM
   unexpected_reply,  // a reply of a shape the caller did not expect
-  replication_failed,  // fewer replicas acknowledged than required
 };
 
 boost::system::error_category const& error_category() noexcept;

@@ -1,4 +1,5 @@
 #include "cli/common.hpp"
+#include "connection/exec_one.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -61,11 +62,9 @@ int run(asio::io_context& ctx, asio::awaitable<int> main) {
 }
 
 asio::awaitable<resp::value> command(client& c, resp::request req) {
-  auto replies = co_await c.exec(std::move(req), asio::use_awaitable);
-  if (auto ec = check_replies(replies)) {
-    throw boost::system::system_error{ec, std::string{replies.front().text()}};
-  }
-  co_return std::move(replies.front());
+  auto [ec, reply] = co_await detail::exec_one(c.connection(), std::move(req));
+  if (ec) throw boost::system::system_error{ec, std::string{reply.text()}};
+  co_return std::move(reply);
 }
 
 }  // namespace redisync::cli

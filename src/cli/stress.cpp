@@ -3,6 +3,7 @@
 // counter equal to the sum of their acquisitions. Prints one JSON summary line.
 
 #include "cli/common.hpp"
+#include "connection/exec_one.hpp"
 #include "script/script.hpp"
 
 #include <redisync/redisync.hpp>
@@ -65,12 +66,6 @@ class history_log {
   std::ofstream file_;
 };
 
-asio::awaitable<std::tuple<error_code, resp::value>> exec_one(client& c, resp::request req) {
-  auto [ec, replies] = co_await c.exec(std::move(req), asio::as_tuple(asio::use_awaitable));
-  if (!ec) ec = check_replies(replies);
-  co_return std::tuple{ec, ec ? resp::value{} : std::move(replies.front())};
-}
-
 asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, history_log& log) {
   auto me = c.new_owner();
   auto lock = me.lock(o.lock);
@@ -94,7 +89,7 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
 
     resp::request get;
     get.push("GET", o.counter);
-    auto [gec, current] = co_await exec_one(c, std::move(get));
+    auto [gec, current] = co_await detail::exec_one(c.connection(), std::move(get));
     std::int64_t value = 0;
     if (!gec && !current.is_null()) current.as_integer(value);
     if (o.hold_ms > 0) {
@@ -122,7 +117,7 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
     } else {
       resp::request set;
       set.push("SET", o.counter, value + 1);
-      auto [sec, ignored] = co_await exec_one(c, std::move(set));
+      auto [sec, ignored] = co_await detail::exec_one(c.connection(), std::move(set));
       if (sec) {
         ++t.errors;
         log.write("error", me.id(), h.token(), sec.message());

@@ -252,7 +252,6 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     writing_ = false;
     ++session_;
     ready_ = false;
-    ready_flag_ = false;
     stream_.close();
     parser_.reset();
     read_begin_ = read_end_ = 0;
@@ -417,7 +416,6 @@ struct connection::impl : std::enable_shared_from_this<impl> {
           : error::handshake_failed;
     }
     ready_ = true;
-    ready_flag_ = true;
     ++connects_;
     delays.reset();
     start_write();
@@ -471,11 +469,10 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   run_state run_state_ = run_state::idle;
   error_code stop_reason_;
   detail::pending_handler<void(error_code)> run_handler_;
-  bool ready_ = false;
+  std::atomic<bool> ready_{false};  // also read by is_ready() from any thread
   bool stopping_ = false;
   clock_type::time_point last_read_{};
 
-  std::atomic<bool> ready_flag_{false};
   std::atomic<std::uint64_t> connects_{0};
   std::atomic<std::uint64_t> connect_attempts_{0};
   std::atomic<std::uint64_t> writes_{0};
@@ -598,11 +595,7 @@ void connection::stop() {
   });
 }
 
-void connection::drop() {
-  asio::post(impl_->strand_, [self = impl_] { self->stream_.close(); });
-}
-
-bool connection::is_ready() const noexcept { return impl_->ready_flag_; }
+bool connection::is_ready() const noexcept { return impl_->ready_; }
 
 connection_stats connection::stats() const noexcept {
   return {impl_->connects_, impl_->connect_attempts_, impl_->writes_, impl_->requests_written_};

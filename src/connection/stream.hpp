@@ -45,14 +45,10 @@ class stream {
   }
 
   void close() noexcept;
-  bool is_open() const noexcept { return socket_.has_value() && lowest().is_open(); }
 
  private:
   using tls_stream = boost::asio::ssl::stream<boost::asio::ip::tcp::socket>;
   boost::asio::ip::tcp::socket& lowest() { return tls_ ? tls_->next_layer() : *socket_; }
-  boost::asio::ip::tcp::socket const& lowest() const {
-    return tls_ ? tls_->next_layer() : *socket_;
-  }
 
   executor_type ex_;
   std::unique_ptr<boost::asio::ssl::context> tls_context_;

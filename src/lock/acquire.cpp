@@ -116,8 +116,7 @@ asio::awaitable<std::tuple<error_code, std::optional<held>>> client_core::acquir
       w->done = true;
       if (w->queued) queues[channel].remove(*w);
       drop_queue_if_empty(channel);
-      --waiting;
-      waiters_count = waiting;
+      --waiters_count;
       w.reset();
     }
     if (subscribed) subs.release(channel);
@@ -199,7 +198,7 @@ asio::awaitable<std::tuple<error_code, std::optional<held>>> client_core::acquir
     if (!w) {
       w = std::make_shared<waiter>(io(), a.owner, hold->lease, hold->watchdog);
       queues[channel].push_back(w);
-      waiters_count = ++waiting;
+      ++waiters_count;
       // Subscribe, then try again: an unlock published between the failed try and the
       // subscription would otherwise be missed. Without a subscription (an error), waiting
       // still ends at the PTTL.

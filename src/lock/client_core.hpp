@@ -181,7 +181,6 @@ struct client_core : std::enable_shared_from_this<client_core> {
   std::uint64_t wheel_generation = 0;
   std::optional<clock_type::time_point> wheel_armed_for;
   bool stopped = false;
-  std::size_t waiting = 0;
 
   std::atomic<std::size_t> holds_count{0};
   std::atomic<std::size_t> waiters_count{0};

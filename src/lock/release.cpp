@@ -1,5 +1,6 @@
 // Releasing, force-releasing and inspecting a lock.
 
+#include "connection/exec_one.hpp"
 #include "lock/client_core.hpp"
 
 #include <scripts.hpp>
@@ -11,18 +12,6 @@
 namespace redisync::detail {
 
 namespace asio = boost::asio;
-
-namespace {
-
-// A plain command with one reply, mapped to a typed error on failure.
-asio::awaitable<std::tuple<error_code, resp::value>> command(connection& conn, resp::request req) {
-  auto [ec, replies] = co_await conn.exec(std::move(req), asio::as_tuple(asio::deferred));
-  if (!ec) ec = check_replies(replies);
-  if (!ec && replies.size() != 1) ec = error::unexpected_reply;
-  co_return std::tuple{ec, ec ? resp::value{} : std::move(replies.front())};
-}
-
-}  // namespace
 
 asio::awaitable<std::tuple<error_code>> client_core::release(std::string name, std::string owner,
                                                              std::shared_ptr<hold_state> guard) {
@@ -176,7 +165,7 @@ asio::awaitable<std::tuple<error_code, bool>> client_core::is_locked(std::string
   if (auto ec = validate_name(name)) co_return std::tuple{ec, false};
   resp::request req;
   req.push("EXISTS", name);
-  auto [ec, reply] = co_await command(conn, std::move(req));
+  auto [ec, reply] = co_await exec_one(conn, std::move(req));
   co_return std::tuple{ec, !ec && reply.integer() == 1};
 }
 
@@ -186,7 +175,7 @@ asio::awaitable<std::tuple<error_code, std::int64_t>> client_core::hold_count(st
   if (auto ec = validate_owner(owner)) co_return std::tuple{ec, std::int64_t{0}};
   resp::request req;
   req.push("HGET", name, owner);
-  auto [ec, reply] = co_await command(conn, std::move(req));
+  auto [ec, reply] = co_await exec_one(conn, std::move(req));
   std::int64_t count = 0;
   if (!ec && !reply.is_null() && !reply.as_integer(count)) ec = error::unexpected_reply;
   co_return std::tuple{ec, count};
@@ -198,7 +187,7 @@ client_core::remaining_lease(std::string name) {
   if (auto ec = validate_name(name)) co_return result{ec, std::nullopt};
   resp::request req;
   req.push("PTTL", name);
-  auto [ec, reply] = co_await command(conn, std::move(req));
+  auto [ec, reply] = co_await exec_one(conn, std::move(req));
   if (ec || reply.integer() == -2) co_return result{ec, std::nullopt};
   if (reply.integer() == -1) co_return result{ec, std::chrono::milliseconds::max()};
   co_return result{ec, std::chrono::milliseconds{reply.integer()}};
