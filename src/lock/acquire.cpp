@@ -8,6 +8,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/this_coro.hpp>
 
 namespace redisync::detail {
@@ -50,7 +51,104 @@ late_reply_handler make_late_handler(std::shared_ptr<late_acquire> late) {
   };
 }
 
+template <class Signature>
+void complete_acquire(pending_handler<Signature>& handler, acquire_result r) {
+  std::apply([&](auto&&... a) { handler.complete(std::move(a)...); },
+             to_completion(std::move(r), static_cast<Signature*>(nullptr)));
+}
+
+template <class Signature>
+void acquire_slowly(std::shared_ptr<client_core> const& self, acquire_args a,
+                    pending_handler<Signature> handler,
+                    std::shared_ptr<forwarded_cancellation> cancel) {
+  auto convert = [](acquire_result r) { return to_completion(std::move(r), static_cast<Signature*>(nullptr)); };
+  self->launch(self->acquire(std::move(a)), std::move(handler), std::move(cancel), convert);
+}
+
+// The fast path: one acquire script call, completed from its reply callback when it grants the
+// lock. Any other outcome continues in the acquire coroutine with what the attempt learnt.
+template <class Signature>
+void acquire_at_once(std::shared_ptr<client_core> const& self, acquire_args a,
+                     pending_handler<Signature> handler,
+                     std::shared_ptr<forwarded_cancellation> cancel) {
+  auto& core = *self;
+  std::string key = hold_key(a.owner, a.name);
+  bool const valid = !validate_name(a.name) && !validate_owner(a.owner) &&
+                     (!a.lease || !validate_duration(*a.lease, false)) &&
+                     (!a.wait || !validate_duration(*a.wait, true));
+  if (!valid || core.stopped || core.unsettled.contains(key) || core.find_hold(key) ||
+      core.queues.contains(channel_of(a.name))) {
+    acquire_slowly(self, std::move(a), std::move(handler), std::move(cancel));
+    return;
+  }
+  auto hold = std::make_shared<hold_state>();
+  hold->name = a.name;
+  hold->owner = a.owner;
+  hold->lease = a.lease.value_or(core.conn.cfg().watchdog_lease);
+  hold->watchdog = !a.lease;
+  // Armed before the acquire is sent: the first renewal cannot be late.
+  if (hold->watchdog) core.schedule_renewal(hold, clock_type::now());
+  auto late = std::make_shared<late_acquire>(late_acquire{self, hold, 0});
+  auto request = script_request(
+      scripts::lock_acquire,
+      {{a.name, token_key_of(a.name)}, {a.owner, std::to_string(hold->lease.count())}}, true);
+  auto const sent = clock_type::now();
+  auto slot = cancel ? cancel->signal.slot() : asio::cancellation_slot{};
+  auto on_reply = [self, a = std::move(a), handler = std::move(handler), cancel, hold, late,
+                   key = std::move(key), sent](error_code ec, response replies) mutable {
+    auto& core = *self;
+    if (ec == asio::error::operation_aborted) {
+      // Cancelled with the script in flight: as in the coroutine, a late grant is undone.
+      if (!late->resolved) {
+        late->counted = true;
+        core.unsettle(key);
+      }
+      core.wheel.cancel(hold->renewal_entry);
+      complete_acquire(handler, {core.stopped ? error_code{error::not_connected} : ec, std::nullopt});
+      return;
+    }
+    if (!ec && replies.size() == 1 && is_grant(replies[0])) {
+      auto const e = replies[0].elements();
+      core.grant(hold, static_cast<std::uint64_t>(e[0].integer()), e[1].integer(), sent);
+      complete_acquire(handler, {error_code{}, core.guard_for(hold)});
+      return;
+    }
+    core.wheel.cancel(hold->renewal_entry);
+    if (cancel && cancel->emitted != asio::cancellation_type::none) {
+      // Cancelled while the attempt ran, with a type the written command ignored.
+      if (ec == error::ambiguous) {
+        asio::co_spawn(core.strand(), core.undo_acquire(a.name, a.owner, 0), asio::detached);
+      }
+      complete_acquire(handler, {asio::error::operation_aborted, std::nullopt});
+      return;
+    }
+    if (!ec && replies.size() == 1 && replies[0].kind() == resp::type::integer) {
+      a.first_pttl = replies[0].integer();
+    }
+    // Any other reply (a server error, NOSCRIPT) or failure: the coroutine tries again and reports.
+    a.first_ambiguous = ec == error::ambiguous;
+    acquire_slowly(self, std::move(a), std::move(handler), std::move(cancel));
+  };
+  core.conn.exec(std::move(request), make_late_handler(late),
+                 asio::bind_cancellation_slot(slot, std::move(on_reply)));
+}
+
 }  // namespace
+
+template <class Signature>
+void client_core::start_acquire(acquire_args a, asio::any_completion_handler<Signature> h) {
+  pending_handler<Signature> handler{std::move(h), strand()};
+  auto cancel = forward_cancellation(handler);
+  auto attempt = [self = shared_from_this(), a = std::move(a), handler = std::move(handler),
+                  cancel = std::move(cancel)]() mutable {
+    acquire_at_once(self, std::move(a), std::move(handler), std::move(cancel));
+  };
+  asio::dispatch(strand(), std::move(attempt));
+}
+
+template void client_core::start_acquire(acquire_args, asio::any_completion_handler<void(error_code, held)>);
+template void client_core::start_acquire(
+    acquire_args, asio::any_completion_handler<void(error_code, std::optional<held>)>);
 
 asio::awaitable<void> client_core::undo_acquire(std::string name, std::string owner,
                                                 std::int64_t count_before) {
@@ -65,8 +163,8 @@ asio::awaitable<void> client_core::undo_acquire(std::string name, std::string ow
   }
 }
 
-asio::awaitable<std::tuple<error_code, std::optional<held>>> client_core::acquire(acquire_args a) {
-  using result = std::tuple<error_code, std::optional<held>>;
+asio::awaitable<acquire_result> client_core::acquire(acquire_args a) {
+  using result = acquire_result;
   auto self = shared_from_this();
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
@@ -83,7 +181,7 @@ asio::awaitable<std::tuple<error_code, std::optional<held>>> client_core::acquir
   if (stopped) co_return result{error::not_connected, std::nullopt};
 
   auto const& cfg = conn.cfg();
-  auto const deadline = a.wait ? clock_type::now() + *a.wait : clock_type::time_point::max();
+  auto const deadline = a.wait ? a.started + *a.wait : clock_type::time_point::max();
   std::string const key = hold_key(a.owner, a.name);
   std::string const channel = channel_of(a.name);
   if (unsettled.contains(key)) co_await wait_settled(key);
@@ -110,15 +208,24 @@ asio::awaitable<std::tuple<error_code, std::optional<held>>> client_core::acquir
   std::shared_ptr<waiter> w;
   bool subscribed = false;
   std::optional<std::int64_t> count_before_lost_attempt;
+  if (a.first_ambiguous) count_before_lost_attempt = 0;
+  auto note_holder = [&](std::int64_t pttl) {
+    queues[channel].expected_free =
+        clock_type::now() + (pttl >= 0 ? std::chrono::milliseconds{pttl} : cfg.wait_poll_cap);
+  };
+  if (a.first_pttl) {
+    note_holder(*a.first_pttl);
+    try_now = false;
+  }
 
   auto leave = [&] {
     if (w) {
       w->done = true;
       if (w->queued) queues[channel].remove(*w);
-      drop_queue_if_empty(channel);
       --waiters_count;
       w.reset();
     }
+    drop_queue_if_empty(channel);
     if (subscribed) subs.release(channel);
     subscribed = false;
     if (!hold->granted) wheel.cancel(hold->renewal_entry);
@@ -126,7 +233,7 @@ asio::awaitable<std::tuple<error_code, std::optional<held>>> client_core::acquir
   auto held_now = [&](std::uint64_t token, std::int64_t count, clock_type::time_point sent) {
     grant(hold, token, count, sent);
     leave();
-    return result{error_code{}, held{self, hold, hold->token}};
+    return result{error_code{}, guard_for(hold)};
   };
 
   for (;;) {
@@ -185,9 +292,7 @@ asio::awaitable<std::tuple<error_code, std::optional<held>>> client_core::acquir
         leave();
         co_return result{error::unexpected_reply, std::nullopt};
       }
-      auto const pttl = reply.integer();
-      queues[channel].expected_free =
-          clock_type::now() + (pttl >= 0 ? std::chrono::milliseconds{pttl} : cfg.wait_poll_cap);
+      note_holder(reply.integer());
       if (!hold->granted) wheel.cancel(hold->renewal_entry);
       if (w && w->granted) continue;
     }

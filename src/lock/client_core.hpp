@@ -75,12 +75,35 @@ struct hold_state {
   }
 };
 
+// A caller's cancellation, forwarded to the strand. `emitted` remembers it for an operation that
+// passes from one step to the next (a new step's slot does not see earlier emissions).
+struct forwarded_cancellation {
+  boost::asio::cancellation_signal signal;
+  boost::asio::cancellation_type emitted = boost::asio::cancellation_type::none;
+};
+
 struct acquire_args {
   std::string name;
   std::string owner;
   std::optional<std::chrono::milliseconds> lease;  // nothing: the watchdog lease, renewed
   std::optional<std::chrono::milliseconds> wait;   // nothing: wait until held
+  clock_type::time_point started = clock_type::now();
+  // Set when the fast path's attempt did not end the acquire: what that attempt learnt.
+  std::optional<std::int64_t> first_pttl{};  // another owner holds the lock for this long
+  bool first_ambiguous = false;            // the attempt may have gone through
 };
+
+// The two acquire signatures: acquire() holds or fails (error::timeout); try_acquire() may end
+// without the lock.
+using acquire_result = std::tuple<error_code, std::optional<held>>;
+inline std::tuple<error_code, held> to_completion(acquire_result r, void (*)(error_code, held)) {
+  auto& [ec, h] = r;
+  if (!ec && !h) ec = error::timeout;
+  return std::tuple{ec, h ? std::move(*h) : held{}};
+}
+inline acquire_result to_completion(acquire_result r, void (*)(error_code, std::optional<held>)) {
+  return r;
+}
 
 // Key names (Redisson's): helper keys wrap the lock name in {} unless it has braces already, so
 // that every key of a lock hashes to the same cluster slot.
@@ -89,6 +112,15 @@ std::string token_key_of(std::string_view name);
 error_code validate_name(std::string_view name);
 error_code validate_owner(std::string_view owner);
 error_code validate_duration(std::chrono::milliseconds d, bool zero_allowed);
+
+// What a release script answered: the hold levels left (-1: not held; 0 also when the lock was
+// handed over, with the token it went with).
+struct release_outcome {
+  std::int64_t remaining = -3;  // -3: an unexpected reply
+  std::optional<std::uint64_t> handoff_token;
+};
+release_outcome parse_release_reply(resp::value const& reply,
+                                    std::optional<std::int64_t> count_before_lost_attempt);
 
 struct client_core : std::enable_shared_from_this<client_core> {
   client_core(boost::asio::any_io_executor ex, config cfg);
@@ -105,22 +137,41 @@ struct client_core : std::enable_shared_from_this<client_core> {
   template <class... R>
   void launch(boost::asio::awaitable<std::tuple<error_code, R...>> op,
               boost::asio::any_completion_handler<void(error_code, R...)> h, bool cancellable);
-  // The same, with `convert` turning the coroutine's result into the handler's arguments.
+  // The same for a handler already wrapped, with `signal` (if any) forwarding its cancellation,
+  // and `convert` turning the coroutine's result into the handler's arguments.
   template <class Result, class... R, class Convert>
-  void launch(boost::asio::awaitable<Result> op,
-              boost::asio::any_completion_handler<void(error_code, R...)> h, bool cancellable,
-              Convert convert);
+  void launch(boost::asio::awaitable<Result> op, pending_handler<void(error_code, R...)> handler,
+              std::shared_ptr<forwarded_cancellation> cancel, Convert convert);
+  // A signal on the strand that the handler's cancellation slot (emitted on the caller's side)
+  // reaches; null if the handler has no slot.
+  template <class Signature>
+  std::shared_ptr<forwarded_cancellation> forward_cancellation(pending_handler<Signature>& handler);
 
-  boost::asio::awaitable<std::tuple<error_code, std::optional<held>>> acquire(acquire_args a);
+  // acquire() and release() as the lock and held handles start them. The common case (no hold
+  // yet and nobody of this client waiting; the last level and nobody waiting) is one script call
+  // completed from its reply callback; anything else runs the coroutines below.
+  template <class Signature>
+  void start_acquire(acquire_args a, boost::asio::any_completion_handler<Signature> h);
+  void start_release(std::string name, std::string owner, std::shared_ptr<hold_state> guard,
+                     boost::asio::any_completion_handler<void(error_code)> h);
+  void release_at_once(std::string name, std::string owner, std::shared_ptr<hold_state> guard,
+                       pending_handler<void(error_code)> handler);
+
+  boost::asio::awaitable<acquire_result> acquire(acquire_args a);
   // Releases one level of `owner`'s hold. `guard` is the hold a guard refers to, if any.
+  // `after_ambiguous`: an earlier attempt of this release may have gone through.
   boost::asio::awaitable<std::tuple<error_code>> release(std::string name, std::string owner,
-                                                         std::shared_ptr<hold_state> guard);
+                                                         std::shared_ptr<hold_state> guard,
+                                                         bool after_ambiguous = false);
   boost::asio::awaitable<std::tuple<error_code, bool>> force_release(std::string name);
   boost::asio::awaitable<std::tuple<error_code, bool>> is_locked(std::string name);
   boost::asio::awaitable<std::tuple<error_code, std::int64_t>> hold_count(std::string name,
                                                                           std::string owner);
   boost::asio::awaitable<std::tuple<error_code, std::optional<std::chrono::milliseconds>>>
   remaining_lease(std::string name);
+  // Applies a release's outcome to the hold (if this client knew one) and tells the caller.
+  error_code finish_release(std::shared_ptr<hold_state> const& hold, std::string const& channel,
+                            release_outcome const& out, clock_type::time_point sent);
   // Releases one level in the background (a guard destroyed while holding, a grant nobody
   // wants any more).
   void release_detached(std::string name, std::string owner, std::shared_ptr<hold_state> guard);
@@ -134,6 +185,9 @@ struct client_core : std::enable_shared_from_this<client_core> {
   std::shared_ptr<hold_state> find_hold(std::string const& key) const;
   void grant(std::shared_ptr<hold_state> const& hold, std::uint64_t token, std::int64_t count,
              clock_type::time_point sent);
+  held guard_for(std::shared_ptr<hold_state> const& hold) {
+    return held{shared_from_this(), hold, hold->token};
+  }
   void lose(std::shared_ptr<hold_state> const& hold);
   void finish_hold(std::shared_ptr<hold_state> const& hold);  // fully released
   void forget_hold(std::shared_ptr<hold_state> const& hold);  // drop the record and its entries
@@ -192,30 +246,43 @@ struct client_core : std::enable_shared_from_this<client_core> {
 
 std::string hold_key(std::string_view owner, std::string_view name);
 
+// The conversion for a coroutine whose result is already the handler's arguments.
+inline constexpr auto as_is = [](auto result) { return result; };
+
+template <class Signature>
+std::shared_ptr<forwarded_cancellation> client_core::forward_cancellation(
+    pending_handler<Signature>& handler) {
+  namespace asio = boost::asio;
+  auto slot = handler.cancellation_slot();
+  if (!slot.is_connected()) return nullptr;
+  auto cancel = std::make_shared<forwarded_cancellation>();
+  slot.assign([cancel, s = strand()](asio::cancellation_type type) {
+    asio::post(s, [cancel, type] {
+      cancel->emitted |= type;
+      cancel->signal.emit(type);
+    });
+  });
+  return cancel;
+}
+
 template <class Result, class... R, class Convert>
 void client_core::launch(boost::asio::awaitable<Result> op,
-                         boost::asio::any_completion_handler<void(error_code, R...)> h,
-                         bool cancellable, Convert convert) {
+                         pending_handler<void(error_code, R...)> handler,
+                         std::shared_ptr<forwarded_cancellation> cancel, Convert convert) {
   namespace asio = boost::asio;
-  pending_handler<void(error_code, R...)> handler{std::move(h), strand()};
-  auto slot = cancellable ? handler.cancellation_slot() : asio::cancellation_slot{};
   auto done = [handler = std::move(handler), convert](std::exception_ptr e, Result result) mutable {
     auto args = convert(std::move(result));
     if (e) std::get<0>(args) = make_error_code(boost::system::errc::state_not_recoverable);
     std::apply([&](auto&&... a) { handler.complete(std::move(a)...); }, std::move(args));
   };
-  if (!slot.is_connected()) {
+  if (!cancel) {
     asio::co_spawn(strand(), std::move(op), std::move(done));
     return;
   }
-  // The caller's slot is emitted on the caller's side; the coroutine runs on the strand.
-  auto signal = std::make_shared<asio::cancellation_signal>();
-  slot.assign([signal, s = strand()](asio::cancellation_type type) {
-    asio::post(s, [signal, type] { signal->emit(type); });
-  });
+  auto slot = cancel->signal.slot();
   asio::co_spawn(strand(), std::move(op),
-                 asio::bind_cancellation_slot(signal->slot(), [signal, done = std::move(done)](
-                                                                  std::exception_ptr e, Result r) mutable {
+                 asio::bind_cancellation_slot(slot, [cancel, done = std::move(done)](
+                                                        std::exception_ptr e, Result r) mutable {
                    done(e, std::move(r));
                  }));
 }
@@ -224,7 +291,9 @@ template <class... R>
 void client_core::launch(boost::asio::awaitable<std::tuple<error_code, R...>> op,
                          boost::asio::any_completion_handler<void(error_code, R...)> h,
                          bool cancellable) {
-  launch(std::move(op), std::move(h), cancellable, [](std::tuple<error_code, R...> r) { return r; });
+  pending_handler<void(error_code, R...)> handler{std::move(h), strand()};
+  auto cancel = cancellable ? forward_cancellation(handler) : nullptr;
+  launch(std::move(op), std::move(handler), std::move(cancel), as_is);
 }
 
 }  // namespace redisync::detail

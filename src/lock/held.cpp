@@ -71,7 +71,7 @@ void held::start_release(asio::any_completion_handler<void(error_code)> h) {
     return;
   }
   released_ = true;
-  core_->launch(core_->release(state_->name, state_->owner, state_), std::move(h), false);
+  core_->start_release(state_->name, state_->owner, state_, std::move(h));
 }
 
 void held::start_wait_lost(asio::any_completion_handler<void(error_code)> h) {

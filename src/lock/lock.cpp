@@ -13,23 +13,17 @@ lock::lock(std::shared_ptr<detail::client_core> core, std::string owner_id, std:
 void lock::start_acquire(std::optional<std::chrono::milliseconds> lease,
                          std::optional<std::chrono::milliseconds> wait,
                          asio::any_completion_handler<acquire_signature> h) {
-  // acquire() without a wait either holds or fails.
-  auto held_or_timeout = [](std::tuple<error_code, std::optional<held>> r) {
-    auto& [ec, h] = r;
-    if (!ec && !h) ec = error::timeout;
-    return std::tuple{ec, h ? std::move(*h) : held{}};
-  };
-  core_->launch(core_->acquire({name_, owner_, lease, wait}), std::move(h), true, held_or_timeout);
+  core_->start_acquire({name_, owner_, lease, wait}, std::move(h));
 }
 
 void lock::start_acquire(std::optional<std::chrono::milliseconds> lease,
                          std::optional<std::chrono::milliseconds> wait,
                          asio::any_completion_handler<try_acquire_signature> h) {
-  core_->launch(core_->acquire({name_, owner_, lease, wait}), std::move(h), true);
+  core_->start_acquire({name_, owner_, lease, wait}, std::move(h));
 }
 
 void lock::start_release(asio::any_completion_handler<void(error_code)> h) {
-  core_->launch(core_->release(name_, owner_, nullptr), std::move(h), false);
+  core_->start_release(name_, owner_, nullptr, std::move(h));
 }
 
 void lock::start_force_release(asio::any_completion_handler<void(error_code, bool)> h) {

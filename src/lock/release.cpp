@@ -8,13 +8,59 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
 
 namespace redisync::detail {
 
 namespace asio = boost::asio;
 
+release_outcome parse_release_reply(resp::value const& reply,
+                                    std::optional<std::int64_t> count_before_lost_attempt) {
+  release_outcome out;
+  if (reply.kind() == resp::type::array && reply.elements().size() == 2 &&
+      reply.elements()[1].kind() == resp::type::integer) {
+    out.handoff_token = static_cast<std::uint64_t>(reply.elements()[1].integer());
+    out.remaining = 0;
+  } else if (reply.kind() == resp::type::integer) {
+    out.remaining = reply.integer();
+    if (out.remaining == -2 && count_before_lost_attempt) {
+      out.remaining = *count_before_lost_attempt - 1;  // the lost attempt went through
+    }
+  }
+  return out;
+}
+
+error_code client_core::finish_release(std::shared_ptr<hold_state> const& hold,
+                                       std::string const& channel, release_outcome const& out,
+                                       clock_type::time_point sent) {
+  if (!out.handoff_token && out.remaining == 0) {
+    if (auto it = queues.find(channel); it != queues.end()) it->second.consecutive_handoffs = 0;
+  }
+  if (out.remaining < -1) return error::unexpected_reply;
+  if (out.remaining == -1) {
+    // Nothing changed and nothing was published. If we believed we held it, the lease ran out.
+    if (hold) {
+      lose(hold);
+      return error::lease_lost;
+    }
+    return error::not_owner;
+  }
+  if (hold) {
+    if (out.remaining == 0) {
+      finish_hold(hold);
+    } else {
+      hold->count = out.remaining;
+      hold->set_valid_until(validity_deadline(sent, hold->lease));
+      if (hold->watchdog) schedule_renewal(hold, sent);
+      schedule_validity_check(hold);
+    }
+  }
+  return {};
+}
+
 asio::awaitable<std::tuple<error_code>> client_core::release(std::string name, std::string owner,
-                                                             std::shared_ptr<hold_state> guard) {
+                                                             std::shared_ptr<hold_state> guard,
+                                                             bool after_ambiguous) {
   using result = std::tuple<error_code>;
   auto self = shared_from_this();
   if (auto ec = validate_name(name)) co_return result{ec};
@@ -48,6 +94,7 @@ asio::awaitable<std::tuple<error_code>> client_core::release(std::string name, s
   std::string const lease_text =
       std::to_string((hold ? hold->lease : conn.cfg().watchdog_lease).count());
   std::optional<std::int64_t> count_before_lost_attempt;
+  if (after_ambiguous && hold) count_before_lost_attempt = hold->count;
   clock_type::time_point sent;
   resp::value reply;
   for (;;) {
@@ -81,20 +128,10 @@ asio::awaitable<std::tuple<error_code>> client_core::release(std::string name, s
     break;
   }
 
-  std::optional<std::uint64_t> handoff_token;
-  std::int64_t remaining = 0;
-  if (reply.kind() == resp::type::array && reply.elements().size() == 2) {
-    handoff_token = static_cast<std::uint64_t>(reply.elements()[1].integer());
-  } else if (reply.kind() == resp::type::integer) {
-    remaining = reply.integer();
-    if (remaining == -2) remaining = *count_before_lost_attempt - 1;  // the lost attempt went through
-  } else {
-    remaining = -3;
-  }
-
+  auto const outcome = parse_release_reply(reply, count_before_lost_attempt);
   if (target) {
     target->handoff_pending = false;
-    if (handoff_token) {
+    if (outcome.handoff_token) {
       ++handoffs;
       auto& q = queues[channel];
       ++q.consecutive_handoffs;
@@ -102,7 +139,7 @@ asio::awaitable<std::tuple<error_code>> client_core::release(std::string name, s
         // The waiter gave up while the lock was on its way: pass it on or free it.
         release_detached(name, target->owner, nullptr);
       } else {
-        target->granted = handoff_grant{*handoff_token, sent};
+        target->granted = handoff_grant{*outcome.handoff_token, sent};
         target->timer.cancel();
       }
     } else if (!target->done) {
@@ -110,36 +147,60 @@ asio::awaitable<std::tuple<error_code>> client_core::release(std::string name, s
       target->wake();
     }
   }
-  if (!handoff_token && remaining == 0) {
-    if (auto it = queues.find(channel); it != queues.end()) it->second.consecutive_handoffs = 0;
-  }
+  co_return result{finish_release(hold, channel, outcome, sent)};
+}
 
-  if (remaining == -3) co_return result{error::unexpected_reply};
-  if (remaining == -1) {
-    // Nothing changed and nothing was published. If we believed we held it, the lease ran out.
-    if (hold) {
-      lose(hold);
-      co_return result{error::lease_lost};
-    }
-    co_return result{error::not_owner};
+void client_core::start_release(std::string name, std::string owner,
+                                std::shared_ptr<hold_state> guard,
+                                asio::any_completion_handler<void(error_code)> h) {
+  pending_handler<void(error_code)> handler{std::move(h), strand()};
+  auto attempt = [self = shared_from_this(), name = std::move(name), owner = std::move(owner),
+                  guard = std::move(guard), handler = std::move(handler)]() mutable {
+    self->release_at_once(std::move(name), std::move(owner), std::move(guard), std::move(handler));
+  };
+  asio::dispatch(strand(), std::move(attempt));
+}
+
+void client_core::release_at_once(std::string name, std::string owner,
+                                  std::shared_ptr<hold_state> guard,
+                                  pending_handler<void(error_code)> handler) {
+  std::string const key = hold_key(owner, name);
+  std::string channel = channel_of(name);
+  auto hold = guard ? guard : find_hold(key);
+  // The fast path: the last level, with nobody of this client waiting to be handed the lock.
+  bool const last_level_alone = !validate_name(name) && !validate_owner(owner) && !stopped &&
+                                !unsettled.contains(key) && hold && hold->active() &&
+                                hold->count == 1 && !queues.contains(channel);
+  if (!last_level_alone) {
+    launch(release(std::move(name), std::move(owner), std::move(guard)), std::move(handler),
+           nullptr, as_is);
+    return;
   }
-  if (hold) {
-    if (remaining == 0) {
-      finish_hold(hold);
-    } else {
-      hold->count = remaining;
-      hold->set_valid_until(validity_deadline(sent, hold->lease));
-      if (hold->watchdog) schedule_renewal(hold, sent);
-      schedule_validity_check(hold);
+  wheel.cancel(hold->renewal_entry);  // no renewal may follow the release
+  auto request = script_request(
+      scripts::lock_release,
+      {{name, token_key_of(name)}, {owner, std::to_string(hold->lease.count()), channel}}, true);
+  auto const sent = clock_type::now();
+  auto on_reply = [self = shared_from_this(), name = std::move(name), owner = std::move(owner),
+                   guard = std::move(guard), hold, channel = std::move(channel), sent,
+                   handler = std::move(handler)](error_code ec, response replies) mutable {
+    if (!ec && replies.size() == 1 && !replies[0].is_error()) {
+      handler.complete(
+          self->finish_release(hold, channel, parse_release_reply(replies[0], std::nullopt), sent));
+      return;
     }
-  }
-  co_return result{error_code{}};
+    // A lost connection, a server error, NOSCRIPT: the coroutine tries again and reports.
+    self->launch(self->release(std::move(name), std::move(owner), std::move(guard),
+                               ec == error::ambiguous),
+                 std::move(handler), nullptr, as_is);
+  };
+  conn.exec(std::move(request), std::move(on_reply));
 }
 
 void client_core::release_detached(std::string name, std::string owner,
                                    std::shared_ptr<hold_state> guard) {
-  asio::co_spawn(strand(), release(std::move(name), std::move(owner), std::move(guard)),
-                 [](std::exception_ptr, std::tuple<error_code>) {});
+  start_release(std::move(name), std::move(owner), std::move(guard),
+                asio::any_completion_handler<void(error_code)>{[](error_code) {}});
 }
 
 asio::awaitable<std::tuple<error_code>> client_core::wait_lost(std::shared_ptr<hold_state> hold) {

@@ -8,6 +8,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
@@ -35,6 +36,24 @@ void block_redis(redisync::process::redis_server const& redis, int ms) {
                  "local s = redis.call('time') local t0 = s[1] * 1000 + s[2] / 1000 "
                  "repeat local n = redis.call('time') until n[1] * 1000 + n[2] / 1000 - t0 > tonumber(ARGV[1])",
                  "0", std::to_string(ms)});
+}
+
+// Starts an acquire, cancels it with `type` 50 ms later (while Redis is blocked, once the attempt
+// is written), and returns what the acquire completed with; nothing if it did not complete.
+asio::awaitable<std::optional<error_code>> acquire_then_cancel(redisync::lock& lock,
+                                                               asio::cancellation_type type) {
+  asio::cancellation_signal cancel;
+  std::optional<error_code> result;
+  redisync::test::event completed{co_await asio::this_coro::executor};
+  auto on_done = [&](error_code ec, held) {
+    result = ec;
+    completed.notify();
+  };
+  lock.acquire(asio::bind_cancellation_slot(cancel.slot(), on_done));
+  co_await redisync::test::sleep_for(50ms);
+  cancel.emit(type);
+  co_await completed.wait(10s);
+  co_return result;
 }
 
 }  // namespace
@@ -436,6 +455,29 @@ BOOST_AUTO_TEST_CASE(cancelling_a_waiting_acquire_leaves_no_hold_and_no_subscrip
   });
 }
 
+BOOST_AUTO_TEST_CASE(a_total_cancellation_while_the_first_attempt_runs_ends_the_acquire) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto holder = co_await c->make_lock("total-cancel").acquire(asio::use_awaitable);
+    auto waiter = c->make_lock("total-cancel");
+    // Redis is busy for 300 ms: the attempt is written, and a written command ignores `total`.
+    std::thread blocker{[&] { block_redis(redis, 300); }};
+    co_await redisync::test::sleep_for(50ms);
+    auto const result = co_await acquire_then_cancel(waiter, asio::cancellation_type::total);
+    BOOST_TEST_REQUIRE(result.has_value());
+    BOOST_TEST((*result == asio::error::operation_aborted));
+    blocker.join();
+    BOOST_TEST(c->stats().waiters == 0u);
+    BOOST_TEST(redisync::test::hget_count(redis, "total-cancel", waiter.owner_id()) == 0);
+    co_await holder.release(asio::use_awaitable);
+    BOOST_TEST(redisync::test::lock_keys(redis).empty());
+    co_await c->flush_subscriptions(asio::use_awaitable);
+    BOOST_TEST(redisync::test::subscribed_channels(redis) == 0u);
+    co_await c.stop();
+  });
+}
+
 BOOST_AUTO_TEST_CASE(a_grant_that_arrives_after_the_caller_gave_up_is_released) {
   redisync::process::redis_server redis;
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
@@ -445,16 +487,8 @@ BOOST_AUTO_TEST_CASE(a_grant_that_arrives_after_the_caller_gave_up_is_released) 
     // Redis is busy for 300 ms: the acquire is written but its reply comes after the cancel.
     std::thread blocker{[&] { block_redis(redis, 300); }};
     co_await redisync::test::sleep_for(50ms);
-    asio::cancellation_signal cancel;
-    std::optional<error_code> result;
-    redisync::test::event completed{ctx.get_executor()};
-    lock.acquire(asio::bind_cancellation_slot(cancel.slot(), [&](error_code ec, held) {
-      result = ec;
-      completed.notify();
-    }));
-    co_await redisync::test::sleep_for(50ms);  // the acquire is written while Redis is blocked
-    cancel.emit(asio::cancellation_type::terminal);
-    BOOST_TEST_REQUIRE(co_await completed.wait(10s));
+    auto const result = co_await acquire_then_cancel(lock, asio::cancellation_type::terminal);
+    BOOST_TEST_REQUIRE(result.has_value());
     BOOST_TEST((*result == asio::error::operation_aborted));
     blocker.join();
     // The same owner can acquire again only after the late grant was undone.
