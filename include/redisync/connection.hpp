@@ -14,7 +14,6 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
-#include <boost/asio/strand.hpp>
 
 #include <functional>
 #include <memory>
@@ -50,7 +49,6 @@ class connection {
   connection& operator=(connection const&) = delete;
 
   // The strand all of the connection's state lives on.
-  boost::asio::strand<executor_type> const& strand() const noexcept;
   executor_type get_executor() const noexcept;
   // The executor under the strand. The connection's sockets and timers (and the client's) are made
   // with it, which keeps work tracking cheap; their completions still run on the strand, because

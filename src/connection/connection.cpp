@@ -10,8 +10,10 @@
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 
 #include <atomic>
@@ -75,12 +77,30 @@ bool cancelled(asio::cancellation_state const& s) {
 
 }  // namespace
 
+// On an io_context's own executor the strand is made over that type, not over the type-erased
+// executor: Asio 1.26's strand asks its inner executor whether it may block on every hand-off,
+// and through any_io_executor that answer is a heap allocation.
+using io_strand = asio::strand<asio::io_context::executor_type>;
+using any_strand = asio::strand<connection::executor_type>;
+using strand_type = std::variant<io_strand, any_strand>;
+
+strand_type make_strand_for(connection::executor_type ex) {
+  if (auto const* io = ex.target<asio::io_context::executor_type>()) return asio::make_strand(*io);
+  return asio::make_strand(std::move(ex));
+}
+
 struct connection::impl : std::enable_shared_from_this<impl> {
   impl(executor_type ex, config c)
-      : strand_{asio::make_strand(std::move(ex))}, executor_{strand_},
-        io_executor_{strand_.get_inner_executor()}, cfg_{std::move(c)}, stream_{io_executor_, cfg_},
-        backoff_timer_{io_executor_} {
+      : strand_{make_strand_for(std::move(ex))},
+        executor_{std::visit([](auto const& s) { return executor_type{s}; }, strand_)},
+        io_executor_{std::visit([](auto const& s) { return executor_type{s.get_inner_executor()}; },
+                                strand_)},
+        cfg_{std::move(c)}, stream_{io_executor_, cfg_}, backoff_timer_{io_executor_} {
     read_buffer_.resize(16 * 1024);
+  }
+
+  bool on_strand() const noexcept {
+    return std::visit([](auto const& s) { return s.running_in_this_thread(); }, strand_);
   }
 
   // ------------------------------------------------------------------ submission
@@ -129,7 +149,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     if (!slot.is_connected()) return;
     slot.assign([weak = std::weak_ptr<exec_entry>{e}, self = shared_from_this()](
                     asio::cancellation_type type) {
-      asio::post(self->strand_, [weak, self, type] {
+      asio::post(self->executor_, [weak, self, type] {
         if (auto e = weak.lock()) self->cancel(e, type);
       });
     });
@@ -170,7 +190,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   // outcome known at once is delivered from a later handler, never from inside that call.
   void finish_later(entry_ptr e, error_code ec) {
     e->st = exec_entry::state::done;
-    asio::post(strand_, [e = std::move(e), ec] { e->handler.complete(ec, {}); });
+    asio::post(executor_, [e = std::move(e), ec] { e->handler.complete(ec, {}); });
   }
 
   void finish_with(exec_entry& e, error_code ec) {
@@ -199,7 +219,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         std::min(std::chrono::milliseconds{10 << std::min(e->retries, 6u)}, std::chrono::milliseconds{1000});
     ++e->retries;
     auto timer = std::make_shared<asio::steady_timer>(io_executor_, delay);
-    timer->async_wait(asio::bind_executor(strand_, [self = shared_from_this(), e, timer](error_code) {
+    timer->async_wait(asio::bind_executor(executor_, [self = shared_from_this(), e, timer](error_code) {
       if (e->st != exec_entry::state::retry_wait) return;
       e->st = exec_entry::state::queued;
       self->submit(e, false);
@@ -359,7 +379,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     requests_written_ += count;
     writing_ = true;
     stream_.async_write(asio::buffer(write_buffer_),
-                        asio::bind_executor(strand_, [self = shared_from_this(), session = session_](
+                        asio::bind_executor(executor_, [self = shared_from_this(), session = session_](
                                                          error_code ec, std::size_t) {
                           if (session != self->session_) return;
                           self->writing_ = false;
@@ -442,8 +462,8 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     }
   }
 
-  asio::strand<executor_type> strand_;
-  // The strand as a type-erased executor, converted once: each conversion allocates.
+  strand_type strand_;
+  // The strand as a type-erased executor, converted once; everything is posted through it.
   executor_type executor_;
   executor_type io_executor_;
   config cfg_;
@@ -484,10 +504,6 @@ connection::connection(executor_type ex, config cfg)
 
 connection::~connection() { stop(); }
 
-asio::strand<connection::executor_type> const& connection::strand() const noexcept {
-  return impl_->strand_;
-}
-
 connection::executor_type connection::get_executor() const noexcept { return impl_->executor_; }
 
 connection::executor_type connection::io_executor() const noexcept { return impl_->io_executor_; }
@@ -500,7 +516,7 @@ void connection::start_run(asio::any_completion_handler<void(error_code)> h) {
   if (slot.is_connected()) {
     slot.assign([weak = std::weak_ptr<impl>{impl_}](asio::cancellation_type) {
       if (auto self = weak.lock()) {
-        asio::post(self->strand_, [self] {
+        asio::post(self->executor_, [self] {
           self->stopping_ = true;
           self->stream_.close();
           self->backoff_timer_.cancel();
@@ -508,7 +524,7 @@ void connection::start_run(asio::any_completion_handler<void(error_code)> h) {
       }
     });
   }
-  asio::post(impl_->strand_, [self = impl_, handler = std::move(handler)]() mutable {
+  asio::post(impl_->executor_, [self = impl_, handler = std::move(handler)]() mutable {
     if (self->run_state_ == impl::run_state::running) {
       handler.complete(error::invalid_argument);
       return;
@@ -517,7 +533,7 @@ void connection::start_run(asio::any_completion_handler<void(error_code)> h) {
     self->stopping_ = false;
     self->stop_reason_ = {};
     self->run_handler_ = std::move(handler);
-    asio::co_spawn(self->strand_, self->run_loop(), asio::detached);
+    asio::co_spawn(self->executor_, self->run_loop(), asio::detached);
   });
 }
 
@@ -530,11 +546,11 @@ void connection::start_exec(resp::request req, late_reply_handler late,
   impl_->install_cancellation(e);
   // From the strand itself (the lock layer's coroutines) the request is queued, and written if
   // the socket is idle, right away; from anywhere else it hops onto the strand first.
-  if (impl_->strand_.running_in_this_thread()) {
+  if (impl_->on_strand()) {
     impl_->submit(std::move(e), false);
     return;
   }
-  asio::post(impl_->strand_, [self = impl_, e = std::move(e)]() mutable {
+  asio::post(impl_->executor_, [self = impl_, e = std::move(e)]() mutable {
     self->submit(std::move(e), false);
   });
 }
@@ -542,7 +558,7 @@ void connection::start_exec(resp::request req, late_reply_handler late,
 void connection::start_subscription(bool subscribe, std::vector<std::string> channels,
                                     asio::any_completion_handler<void(error_code)> h) {
   detail::pending_handler<void(error_code)> handler{std::move(h), impl_->executor_};
-  asio::post(impl_->strand_, [self = impl_, subscribe, channels = std::move(channels),
+  asio::post(impl_->executor_, [self = impl_, subscribe, channels = std::move(channels),
                                   handler = std::move(handler)]() mutable {
     if (channels.empty()) {
       handler.complete({});
@@ -577,17 +593,17 @@ void connection::start_subscription(bool subscribe, std::vector<std::string> cha
 }
 
 void connection::set_push_handler(push_handler h) {
-  asio::dispatch(impl_->strand_,
+  asio::dispatch(impl_->executor_,
                  [self = impl_, h = std::move(h)]() mutable { self->on_push_ = std::move(h); });
 }
 
 void connection::set_connect_handler(connect_handler h) {
-  asio::dispatch(impl_->strand_,
+  asio::dispatch(impl_->executor_,
                  [self = impl_, h = std::move(h)]() mutable { self->on_connect_ = std::move(h); });
 }
 
 void connection::stop() {
-  asio::post(impl_->strand_, [self = impl_] {
+  asio::post(impl_->executor_, [self = impl_] {
     self->stopping_ = true;
     self->stream_.close();
     self->backoff_timer_.cancel();

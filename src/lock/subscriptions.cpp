@@ -67,7 +67,7 @@ void subscriptions::release(std::string const& channel) {
 
 void subscriptions::start_linger(std::string const& channel, std::shared_ptr<entry> const& e) {
   e->linger.expires_after(linger_);
-  e->linger.async_wait(asio::bind_executor(conn_.strand(), [this, e, channel](error_code ec) {
+  e->linger.async_wait(asio::bind_executor(conn_.get_executor(), [this, e, channel](error_code ec) {
     if (ec || stopped_ || e->refs > 0 || e->st != state::subscribed) return;
     unsubscribe(channel, e);
   }));
