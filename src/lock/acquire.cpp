@@ -40,7 +40,7 @@ late_reply_handler make_late_handler(std::shared_ptr<late_acquire> late) {
         ec == error::ambiguous || (!ec && replies.size() == 1 && is_grant(replies[0]));
     auto finish = [late, core] {
       late->resolved = true;
-      if (late->counted) core->settle(hold_key(late->hold->owner, late->hold->name));
+      if (late->counted) core->settle(late->hold->key);
     };
     if (!maybe_granted) {
       finish();
@@ -73,35 +73,31 @@ void acquire_at_once(std::shared_ptr<client_core> const& self, acquire_args a,
                      std::shared_ptr<forwarded_cancellation> cancel) {
   auto& core = *self;
   std::string key = hold_key(a.owner, a.name);
+  std::string channel = channel_of(a.name);
   bool const valid = !validate_name(a.name) && !validate_owner(a.owner) &&
                      (!a.lease || !validate_duration(*a.lease, false)) &&
                      (!a.wait || !validate_duration(*a.wait, true));
   if (!valid || core.stopped || core.unsettled.contains(key) || core.find_hold(key) ||
-      core.queues.contains(channel_of(a.name))) {
+      core.queues.contains(channel)) {
     acquire_slowly(self, std::move(a), std::move(handler), std::move(cancel));
     return;
   }
-  auto hold = std::make_shared<hold_state>();
-  hold->name = a.name;
-  hold->owner = a.owner;
-  hold->lease = a.lease.value_or(core.conn.cfg().watchdog_lease);
-  hold->watchdog = !a.lease;
+  auto hold = core.new_hold(a, std::move(key), std::move(channel));
   // Armed before the acquire is sent: the first renewal cannot be late.
   if (hold->watchdog) core.schedule_renewal(hold, clock_type::now());
   auto late = std::make_shared<late_acquire>(late_acquire{self, hold, 0});
-  auto request = script_request(
-      scripts::lock_acquire,
-      {{a.name, token_key_of(a.name)}, {a.owner, std::to_string(hold->lease.count())}}, true);
+  auto request = script_request(scripts::lock_acquire, {hold->name, hold->token_key},
+                                {hold->owner, std::to_string(hold->lease.count())});
   auto const sent = clock_type::now();
   auto slot = cancel ? cancel->signal.slot() : asio::cancellation_slot{};
   auto on_reply = [self, a = std::move(a), handler = std::move(handler), cancel, hold, late,
-                   key = std::move(key), sent](error_code ec, response replies) mutable {
+                   sent](error_code ec, response replies) mutable {
     auto& core = *self;
     if (ec == asio::error::operation_aborted) {
       // Cancelled with the script in flight: as in the coroutine, a late grant is undone.
       if (!late->resolved) {
         late->counted = true;
-        core.unsettle(key);
+        core.unsettle(hold->key);
       }
       core.wheel.cancel(hold->renewal_entry);
       complete_acquire(handler, {core.stopped ? error_code{error::not_connected} : ec, std::nullopt});
@@ -188,13 +184,7 @@ asio::awaitable<acquire_result> client_core::acquire(acquire_args a) {
 
   auto hold = find_hold(key);
   bool const reentrant = hold != nullptr;
-  if (!reentrant) {
-    hold = std::make_shared<hold_state>();
-    hold->name = a.name;
-    hold->owner = a.owner;
-    hold->lease = a.lease.value_or(cfg.watchdog_lease);
-    hold->watchdog = !a.lease;
-  }
+  if (!reentrant) hold = new_hold(a, key, channel);
   // A nested acquire keeps the lease of the hold it nests in.
   std::string const lease_text = std::to_string(hold->lease.count());
 

@@ -99,6 +99,19 @@ std::shared_ptr<hold_state> client_core::find_hold(std::string const& key) const
   return it->second;
 }
 
+std::shared_ptr<hold_state> client_core::new_hold(acquire_args const& a, std::string key,
+                                                  std::string channel) {
+  auto hold = std::make_shared<hold_state>();
+  hold->name = a.name;
+  hold->owner = a.owner;
+  hold->key = std::move(key);
+  hold->channel = std::move(channel);
+  hold->token_key = token_key_of(a.name);
+  hold->lease = a.lease.value_or(conn.cfg().watchdog_lease);
+  hold->watchdog = !a.lease;
+  return hold;
+}
+
 clock_type::time_point client_core::validity_deadline(clock_type::time_point sent,
                                                       std::chrono::milliseconds lease) const {
   // Clock drift between this host and Redis, and the time Redis needs to expire the key.
@@ -113,7 +126,7 @@ void client_core::grant(std::shared_ptr<hold_state> const& hold, std::uint64_t t
   hold->count = count;
   hold->set_valid_until(validity_deadline(sent, hold->lease));
   hold->status = hold_status::held;
-  auto& slot = holds[hold_key(hold->owner, hold->name)];
+  auto& slot = holds[hold->key];
   if (slot != hold) {
     if (slot) forget_hold(slot);
     slot = hold;
@@ -126,7 +139,7 @@ void client_core::grant(std::shared_ptr<hold_state> const& hold, std::uint64_t t
 void client_core::forget_hold(std::shared_ptr<hold_state> const& hold) {
   wheel.cancel(hold->renewal_entry);
   wheel.cancel(hold->validity_entry);
-  auto it = holds.find(hold_key(hold->owner, hold->name));
+  auto it = holds.find(hold->key);
   if (it != holds.end() && it->second == hold) holds.erase(it);
   holds_count = holds.size();
 }

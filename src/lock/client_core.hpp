@@ -51,6 +51,9 @@ using wheel_type = timing_wheel<wheel_item>;
 struct hold_state {
   std::string name;
   std::string owner;
+  std::string key;  // hold_key(owner, name)
+  std::string channel;
+  std::string token_key;
   std::uint64_t token = 0;
   std::int64_t count = 0;  // hold levels, as the server last reported them
   std::chrono::milliseconds lease{};
@@ -183,6 +186,8 @@ struct client_core : std::enable_shared_from_this<client_core> {
 
   // ---- holds ---------------------------------------------------------------------------------
   std::shared_ptr<hold_state> find_hold(std::string const& key) const;
+  // A hold record for an acquire (not granted yet); `key` and `channel` as computed for `a`.
+  std::shared_ptr<hold_state> new_hold(acquire_args const& a, std::string key, std::string channel);
   void grant(std::shared_ptr<hold_state> const& hold, std::uint64_t token, std::int64_t count,
              clock_type::time_point sent);
   held guard_for(std::shared_ptr<hold_state> const& hold) {

@@ -164,34 +164,28 @@ void client_core::start_release(std::string name, std::string owner,
 void client_core::release_at_once(std::string name, std::string owner,
                                   std::shared_ptr<hold_state> guard,
                                   pending_handler<void(error_code)> handler) {
-  std::string const key = hold_key(owner, name);
-  std::string channel = channel_of(name);
-  auto hold = guard ? guard : find_hold(key);
+  auto hold = guard ? guard : find_hold(hold_key(owner, name));
   // The fast path: the last level, with nobody of this client waiting to be handed the lock.
-  bool const last_level_alone = !validate_name(name) && !validate_owner(owner) && !stopped &&
-                                !unsettled.contains(key) && hold && hold->active() &&
-                                hold->count == 1 && !queues.contains(channel);
+  bool const last_level_alone = hold && hold->active() && hold->count == 1 && !stopped &&
+                                !unsettled.contains(hold->key) && !queues.contains(hold->channel);
   if (!last_level_alone) {
     launch(release(std::move(name), std::move(owner), std::move(guard)), std::move(handler),
            nullptr, as_is);
     return;
   }
   wheel.cancel(hold->renewal_entry);  // no renewal may follow the release
-  auto request = script_request(
-      scripts::lock_release,
-      {{name, token_key_of(name)}, {owner, std::to_string(hold->lease.count()), channel}}, true);
+  auto request = script_request(scripts::lock_release, {hold->name, hold->token_key},
+                                {hold->owner, std::to_string(hold->lease.count()), hold->channel});
   auto const sent = clock_type::now();
-  auto on_reply = [self = shared_from_this(), name = std::move(name), owner = std::move(owner),
-                   guard = std::move(guard), hold, channel = std::move(channel), sent,
+  auto on_reply = [self = shared_from_this(), guard = std::move(guard), hold, sent,
                    handler = std::move(handler)](error_code ec, response replies) mutable {
     if (!ec && replies.size() == 1 && !replies[0].is_error()) {
-      handler.complete(
-          self->finish_release(hold, channel, parse_release_reply(replies[0], std::nullopt), sent));
+      auto const outcome = parse_release_reply(replies[0], std::nullopt);
+      handler.complete(self->finish_release(hold, hold->channel, outcome, sent));
       return;
     }
     // A lost connection, a server error, NOSCRIPT: the coroutine tries again and reports.
-    self->launch(self->release(std::move(name), std::move(owner), std::move(guard),
-                               ec == error::ambiguous),
+    self->launch(self->release(hold->name, hold->owner, std::move(guard), ec == error::ambiguous),
                  std::move(handler), nullptr, as_is);
   };
   conn.exec(std::move(request), std::move(on_reply));

@@ -16,12 +16,14 @@ bool iequals(std::string_view a, std::string_view b) noexcept {
   return true;
 }
 
+// One append per header: requests are built on every lock operation.
 void append_header(std::string& out, char marker, std::size_t n) {
   char buffer[24];
-  auto const [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, n);
-  out += marker;
-  out.append(buffer, end);
-  out += "\r\n";
+  buffer[0] = marker;
+  auto const [end, ec] = std::to_chars(buffer + 1, buffer + sizeof buffer - 2, n);
+  end[0] = '\r';
+  end[1] = '\n';
+  out.append(buffer, end + 2);
 }
 
 }  // namespace

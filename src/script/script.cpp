@@ -3,24 +3,42 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
 
+#include <array>
+#include <ranges>
+#include <span>
+
 namespace redisync::detail {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
 
-resp::request script_request(script const& s, script_args const& args, bool by_digest,
-                             resp::request::options opts) {
+namespace {
+
+template <class T>
+resp::request make_script_request(script const& s, std::span<T const> keys, std::span<T const> argv,
+                                  bool by_digest, resp::request::options opts) {
   resp::request req{opts};
-  std::vector<std::string_view> tail;
-  tail.reserve(args.keys.size() + args.argv.size());
-  tail.insert(tail.end(), args.keys.begin(), args.keys.end());
-  tail.insert(tail.end(), args.argv.begin(), args.argv.end());
+  std::array const parts{keys, argv};
+  auto const tail = parts | std::views::join;
   if (by_digest) {
-    req.push_range("EVALSHA", tail, s.sha1, args.keys.size());
+    req.push_range("EVALSHA", tail, s.sha1, keys.size());
   } else {
-    req.push_range("EVAL", tail, s.source, args.keys.size());
+    req.push_range("EVAL", tail, s.source, keys.size());
   }
   return req;
+}
+
+}  // namespace
+
+resp::request script_request(script const& s, script_args const& args, bool by_digest,
+                             resp::request::options opts) {
+  return make_script_request<std::string>(s, args.keys, args.argv, by_digest, opts);
+}
+
+resp::request script_request(script const& s, std::initializer_list<std::string_view> keys,
+                             std::initializer_list<std::string_view> argv) {
+  return make_script_request<std::string_view>(s, {keys.begin(), keys.size()},
+                                                {argv.begin(), argv.size()}, true, {});
 }
 
 asio::awaitable<std::tuple<error_code, resp::value>> run_script(connection& conn, script const& s,

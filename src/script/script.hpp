@@ -6,6 +6,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -27,6 +28,9 @@ struct script_args {
 // The EVALSHA (or EVAL) command for one call.
 resp::request script_request(script const& s, script_args const& args, bool by_digest,
                              resp::request::options opts = {});
+// The EVALSHA command, from arguments the caller keeps alive meanwhile.
+resp::request script_request(script const& s, std::initializer_list<std::string_view> keys,
+                             std::initializer_list<std::string_view> argv);
 
 // Runs the script and returns its reply, or a typed error for a transport failure or a server
 // error reply. A NOSCRIPT reply (after SCRIPT FLUSH or a restart) is answered by sending the body
