@@ -195,8 +195,12 @@ asio::awaitable<void> client_core::wait_settled(std::string const& key) {
 void client_core::on_push(resp::value const& push) {
   auto const e = push.elements();
   if (e.size() != 3 || !e[0].is_string() || e[0].text() != "message") return;
-  auto it = queues.find(std::string{e[1].text()});
-  if (it == queues.end()) return;
+  std::string channel{e[1].text()};
+  auto it = queues.find(channel);
+  if (it == queues.end()) {
+    subs.drop_unwanted(channel);
+    return;
+  }
   // Redisson's unlock message: one waiter of this client may now take the lock.
   if (e[2].text() == "0") it->second.wake_head();
 }

@@ -73,6 +73,15 @@ void subscriptions::start_linger(std::string const& channel, std::shared_ptr<ent
   }));
 }
 
+void subscriptions::drop_unwanted(std::string const& channel) {
+  auto it = entries_.find(channel);
+  if (it == entries_.end() || stopped_) return;
+  auto e = it->second;
+  if (e->refs > 0 || e->st != state::subscribed) return;
+  e->linger.cancel();
+  unsubscribe(channel, e);
+}
+
 void subscriptions::unsubscribe(std::string const& channel, std::shared_ptr<entry> const& e) {
   e->st = state::unsubscribing;
   auto const generation = ++e->generation;

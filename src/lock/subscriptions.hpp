@@ -2,7 +2,8 @@
 
 // Pub/sub subscriptions shared by all waiters of a client: one SUBSCRIBE per channel however many
 // waiters use it, counted by reference, and kept for a while after the last waiter leaves (the
-// next contention on the same lock then costs no SUBSCRIBE/UNSUBSCRIBE pair).
+// next contention on the same lock then costs no SUBSCRIBE/UNSUBSCRIBE pair), unless an unlock
+// message arrives that nobody waits for.
 
 #include <redisync/connection.hpp>
 
@@ -27,6 +28,9 @@ class subscriptions {
   boost::asio::awaitable<boost::system::error_code> acquire(std::string const& channel);
   // Drops a reference; the last one starts the linger period.
   void release(std::string const& channel);
+  // A message came on `channel` that no waiter wanted: a lingering subscription would keep
+  // costing one such message per unlock, so it is dropped now rather than at the linger's end.
+  void drop_unwanted(std::string const& channel);
   // Unsubscribes every channel without references now; completes when Redis has confirmed.
   boost::asio::awaitable<boost::system::error_code> flush();
   // Ends lingering and wakes everyone waiting for a confirmation.

@@ -161,6 +161,39 @@ BOOST_AUTO_TEST_CASE(a_local_release_hands_the_lock_to_the_next_waiter_without_p
   });
 }
 
+BOOST_AUTO_TEST_CASE(an_unlock_message_nobody_waits_for_ends_a_lingering_subscription) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto cfg = redisync::test::fast_config(redis);
+    cfg.subscription_linger = 60s;
+    running_client a{ctx, cfg};
+    running_client b{ctx, cfg};
+    auto held_b = co_await b->make_lock("unwanted").acquire(asio::use_awaitable);
+    std::optional<held> held_a;
+    redisync::test::event a_holds{ctx.get_executor()};
+    auto wait_in_a = [&]() -> asio::awaitable<void> {
+      held_a = co_await a->make_lock("unwanted").acquire(asio::use_awaitable);
+      a_holds.notify();
+    };
+    asio::co_spawn(ctx, wait_in_a(), asio::detached);
+    while (a->stats().waiters == 0) co_await asio::post(ctx, asio::use_awaitable);
+    co_await held_b.release(asio::use_awaitable);
+    BOOST_TEST_REQUIRE(co_await a_holds.wait(10s));
+    BOOST_TEST(a->stats().subscriptions == 1u);  // lingering: nobody waits any more
+    // a's own unlock message reaches a, where nobody waits for it.
+    co_await held_a->release(asio::use_awaitable);
+    auto const deadline = std::chrono::steady_clock::now() + 5s;
+    while (a->stats().subscriptions != 0 && std::chrono::steady_clock::now() < deadline) {
+      co_await asio::post(ctx, asio::use_awaitable);
+    }
+    BOOST_TEST(a->stats().subscriptions == 0u);
+    BOOST_TEST(redisync::test::subscribed_channels(redis) == 0u);
+    BOOST_TEST(redisync::test::lock_keys(redis).empty());
+    co_await a.stop();
+    co_await b.stop();
+  });
+}
+
 // Nests 20 levels of one owner and unwinds them, hopping to another thread of `ex` between levels,
 // while another owner of the same client is refused.
 void nest_across_threads(asio::any_io_executor ex, redisync::process::redis_server const& redis) {
