@@ -314,8 +314,7 @@ asio::awaitable<acquire_result> client_core::acquire(acquire_args a) {
     if (!w->handoff_pending && queue.is_head(*w)) {
       wake_at = std::min(wake_at, std::max(queue.expected_free, now + std::chrono::milliseconds{1}));
     }
-    w->timer.expires_at(wake_at);
-    co_await w->timer.async_wait(asio::as_tuple(asio::deferred));
+    co_await w->sleep_until(wake_at, asio::deferred);
     if (w->granted) continue;
     if (cs.cancelled() != asio::cancellation_type::none) {
       leave();

@@ -140,14 +140,15 @@ asio::awaitable<std::tuple<error_code>> client_core::release(std::string name, s
         release_detached(name, target->owner, nullptr);
       } else {
         target->granted = handoff_grant{*outcome.handoff_token, sent};
-        target->timer.cancel();
       }
     } else if (!target->done) {
       queues[channel].push_front(target);
       target->wake();
     }
   }
-  co_return result{finish_release(hold, channel, outcome, sent)};
+  auto const ec = finish_release(hold, channel, outcome, sent);
+  if (target && target->granted) target->resume_now();  // last: it may run the new holder's code
+  co_return result{ec};
 }
 
 void client_core::start_release(std::string name, std::string owner,

@@ -5,6 +5,12 @@
 // task that just released cannot jump ahead of tasks that have been waiting (no barging inside a
 // process). A release can also hand the lock to the head directly (see lock_release.lua).
 
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
@@ -13,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace redisync::detail {
 
@@ -21,7 +28,7 @@ struct handoff_grant {
   std::chrono::steady_clock::time_point sent{};  // when the release that handed it over was sent
 };
 
-struct waiter {
+struct waiter : std::enable_shared_from_this<waiter> {
   waiter(boost::asio::any_io_executor ex, std::string owner_id, std::chrono::milliseconds lease_ms,
          bool renewed)
       : owner{std::move(owner_id)}, lease{lease_ms}, watchdog{renewed}, timer{std::move(ex)} {}
@@ -30,6 +37,8 @@ struct waiter {
   std::chrono::milliseconds lease;
   bool watchdog;
   boost::asio::steady_timer timer;  // its sleep; cancelled to wake it
+  boost::asio::any_completion_handler<void()> sleeper;  // the acquire, while it sleeps
+  std::uint64_t sleeps = 0;  // tells the current sleep's timer completion from a stale one
   bool woken = false;               // an unlock message or a reconnect asks it to try
   bool handoff_pending = false;     // a release is handing the lock to it right now
   bool done = false;                // the acquire returned (with or without the lock)
@@ -37,6 +46,37 @@ struct waiter {
   bool queued = false;
   std::list<std::shared_ptr<waiter>>::iterator position{};
 
+  // Sleeps until `t`, a wake-up, or the cancellation of the sleeping operation.
+  template <class Token>
+  auto sleep_until(std::chrono::steady_clock::time_point t, Token&& token) {
+    return boost::asio::async_initiate<Token, void()>(
+        [self = shared_from_this(), t](auto handler) {
+          auto const slot = boost::asio::get_associated_cancellation_slot(handler);
+          auto const ex = boost::asio::get_associated_executor(handler);
+          boost::asio::any_completion_handler<void()>{std::move(handler)}.swap(self->sleeper);
+          auto const sleep = ++self->sleeps;
+          auto on_timer = [self, sleep](boost::system::error_code) {
+            if (sleep == self->sleeps) self->call_sleeper();
+          };
+          self->timer.expires_at(t);
+          self->timer.async_wait(boost::asio::bind_cancellation_slot(
+              slot, boost::asio::bind_executor(ex, std::move(on_timer))));
+        },
+        token);
+  }
+  // Resumes the sleeping acquire now, inside the caller (which runs on the strand): a hand-over
+  // wakes the new holder without a trip through the scheduler, since it is on the critical path.
+  void resume_now() {
+    ++sleeps;
+    timer.cancel();
+    call_sleeper();
+  }
+  // Swapped out, not moved: Asio 1.26's any_completion_handler move assignment never returns.
+  void call_sleeper() {
+    boost::asio::any_completion_handler<void()> h;
+    h.swap(sleeper);
+    if (h) std::move(h)();
+  }
   void wake() {
     woken = true;
     timer.cancel();
