@@ -30,7 +30,8 @@ struct config {
 
   // Locks.
   std::chrono::milliseconds watchdog_lease{30000};      // lease of a lock acquired without one
-  std::chrono::milliseconds subscription_linger{1000};  // keep a channel after its last waiter
+  // Keep a channel after its last waiter, until then or an unlock message nobody here wants.
+  std::chrono::milliseconds subscription_linger{1000};
   std::chrono::milliseconds wait_poll_cap{30000};       // longest sleep between two tries
   std::chrono::milliseconds watchdog_tick{25};          // resolution of the timing wheel
   std::uint32_t max_local_handoffs = 64;  // consecutive in-process hand-offs before a real release
