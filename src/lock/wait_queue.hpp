@@ -28,7 +28,7 @@ struct handoff_grant {
   std::chrono::steady_clock::time_point sent{};  // when the release that handed it over was sent
 };
 
-struct waiter : std::enable_shared_from_this<waiter> {
+struct waiter {
   waiter(boost::asio::any_io_executor ex, std::string owner_id, std::chrono::milliseconds lease_ms,
          bool renewed)
       : owner{std::move(owner_id)}, lease{lease_ms}, watchdog{renewed}, timer{std::move(ex)} {}
@@ -37,8 +37,12 @@ struct waiter : std::enable_shared_from_this<waiter> {
   std::chrono::milliseconds lease;
   bool watchdog;
   boost::asio::steady_timer timer;  // its sleep; cancelled to wake it
-  boost::asio::any_completion_handler<void()> sleeper;  // the acquire, while it sleeps
-  std::uint64_t sleeps = 0;  // tells the current sleep's timer completion from a stale one
+  // The sleeping acquire's handler. The timer's wait owns it, so that an io_context destroyed
+  // with the wait pending destroys the acquire too; the waiter only looks it up.
+  struct sleeper_slot {
+    boost::asio::any_completion_handler<void()> handler;
+  };
+  std::weak_ptr<sleeper_slot> sleeper;
   bool woken = false;               // an unlock message or a reconnect asks it to try
   bool handoff_pending = false;     // a release is handing the lock to it right now
   bool done = false;                // the acquire returned (with or without the lock)
@@ -50,16 +54,15 @@ struct waiter : std::enable_shared_from_this<waiter> {
   template <class Token>
   auto sleep_until(std::chrono::steady_clock::time_point t, Token&& token) {
     return boost::asio::async_initiate<Token, void()>(
-        [self = shared_from_this(), t](auto handler) {
+        [this, t](auto handler) {
           auto const slot = boost::asio::get_associated_cancellation_slot(handler);
           auto const ex = boost::asio::get_associated_executor(handler);
-          boost::asio::any_completion_handler<void()>{std::move(handler)}.swap(self->sleeper);
-          auto const sleep = ++self->sleeps;
-          auto on_timer = [self, sleep](boost::system::error_code) {
-            if (sleep == self->sleeps) self->call_sleeper();
-          };
-          self->timer.expires_at(t);
-          self->timer.async_wait(boost::asio::bind_cancellation_slot(
+          auto sleeping = std::make_shared<sleeper_slot>();
+          boost::asio::any_completion_handler<void()>{std::move(handler)}.swap(sleeping->handler);
+          sleeper = sleeping;
+          auto on_timer = [sleeping](boost::system::error_code) { call(*sleeping); };
+          timer.expires_at(t);
+          timer.async_wait(boost::asio::bind_cancellation_slot(
               slot, boost::asio::bind_executor(ex, std::move(on_timer))));
         },
         token);
@@ -67,14 +70,14 @@ struct waiter : std::enable_shared_from_this<waiter> {
   // Resumes the sleeping acquire now, inside the caller (which runs on the strand): a hand-over
   // wakes the new holder without a trip through the scheduler, since it is on the critical path.
   void resume_now() {
-    ++sleeps;
     timer.cancel();
-    call_sleeper();
+    if (auto sleeping = sleeper.lock()) call(*sleeping);
   }
-  // Swapped out, not moved: Asio 1.26's any_completion_handler move assignment never returns.
-  void call_sleeper() {
+  // Calls the handler once. Swapped out, not moved: Asio 1.26's any_completion_handler move
+  // assignment never returns.
+  static void call(sleeper_slot& s) {
     boost::asio::any_completion_handler<void()> h;
-    h.swap(sleeper);
+    h.swap(s.handler);
     if (h) std::move(h)();
   }
   void wake() {

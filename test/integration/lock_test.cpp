@@ -407,6 +407,26 @@ BOOST_AUTO_TEST_CASE(destroying_a_guard_that_holds_releases_the_lock) {
   });
 }
 
+BOOST_AUTO_TEST_CASE(an_io_context_destroyed_while_an_acquire_waits_frees_the_acquire) {
+  redisync::process::redis_server redis;
+  auto marker = std::make_shared<int>(0);
+  std::weak_ptr<int> const watch = marker;
+  {
+    asio::io_context ctx;
+    redisync::client c{ctx.get_executor(), redisync::test::fast_config(redis)};
+    c.start();
+    std::optional<held> holder;
+    c.new_owner().lock("abandoned").acquire([&](error_code, held h) { holder = std::move(h); });
+    while (!holder) ctx.run_one();
+    auto waiter = c.new_owner().lock("abandoned");
+    waiter.acquire([m = std::move(marker)](error_code, held) {});
+    while (redisync::test::subscribed_channels(redis) == 0) ctx.run_for(1ms);
+    ctx.run_for(100ms);  // the waiter tries again and goes to sleep
+    BOOST_TEST(c.stats().waiters == 1u);
+  }  // the io_context goes with the acquire still asleep
+  BOOST_TEST(watch.expired());
+}
+
 BOOST_AUTO_TEST_CASE(a_non_owner_release_changes_nothing_and_publishes_nothing) {
   redisync::process::redis_server redis;
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
