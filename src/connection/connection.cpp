@@ -75,8 +75,6 @@ bool cancelled(asio::cancellation_state const& s) {
   return s.cancelled() != asio::cancellation_type::none;
 }
 
-}  // namespace
-
 // On an io_context's own executor the strand is made over that type, not over the type-erased
 // executor: Asio 1.26's strand asks its inner executor whether it may block on every hand-off,
 // and through any_io_executor that answer is a heap allocation.
@@ -88,6 +86,8 @@ strand_type make_strand_for(connection::executor_type ex) {
   if (auto const* io = ex.target<asio::io_context::executor_type>()) return asio::make_strand(*io);
   return asio::make_strand(std::move(ex));
 }
+
+}  // namespace
 
 struct connection::impl : std::enable_shared_from_this<impl> {
   impl(executor_type ex, config c)

@@ -140,13 +140,13 @@ struct client_core : std::enable_shared_from_this<client_core> {
   template <class... R>
   void launch(boost::asio::awaitable<std::tuple<error_code, R...>> op,
               boost::asio::any_completion_handler<void(error_code, R...)> h, bool cancellable);
-  // The same for a handler already wrapped, with `signal` (if any) forwarding its cancellation,
+  // The same for a handler already wrapped, with `cancel` (if any) forwarding its cancellation,
   // and `convert` turning the coroutine's result into the handler's arguments.
   template <class Result, class... R, class Convert>
   void launch(boost::asio::awaitable<Result> op, pending_handler<void(error_code, R...)> handler,
               std::shared_ptr<forwarded_cancellation> cancel, Convert convert);
   // A signal on the strand that the handler's cancellation slot (emitted on the caller's side)
-  // reaches; null if the handler has no slot.
+  // reaches, and the record that it did; null if the handler has no slot.
   template <class Signature>
   std::shared_ptr<forwarded_cancellation> forward_cancellation(pending_handler<Signature>& handler);
 
