@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstring>
 
 namespace redisync::resp {
 namespace {
@@ -61,9 +62,22 @@ void request::end_command(std::string_view command, std::size_t arguments) {
 }
 
 void request::append_bulk(std::string_view s) {
-  append_header(payload_, '$', s.size());
-  payload_.append(s);
-  payload_ += "\r\n";
+  // Sized once and filled in place: requests are built on every lock operation.
+  char header[24];
+  header[0] = '$';
+  auto const [end, ec] = std::to_chars(header + 1, header + sizeof header, s.size());
+  auto const header_size = static_cast<std::size_t>(end - header);
+  std::size_t const old_size = payload_.size();
+  payload_.resize(old_size + header_size + s.size() + 4);
+  char* out = payload_.data() + old_size;
+  std::memcpy(out, header, header_size);
+  out += header_size;
+  *out++ = '\r';
+  *out++ = '\n';
+  if (!s.empty()) std::memcpy(out, s.data(), s.size());
+  out += s.size();
+  *out++ = '\r';
+  *out = '\n';
 }
 
 std::string_view request::format_integer(char (&buffer)[24], std::int64_t v) noexcept {

@@ -3,8 +3,8 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
 
+#include <algorithm>
 #include <array>
-#include <ranges>
 #include <span>
 
 namespace redisync::detail {
@@ -17,9 +17,16 @@ namespace {
 template <class T>
 resp::request make_script_request(script const& s, std::span<T const> keys, std::span<T const> argv,
                                   bool by_digest, resp::request::options opts) {
+  // The arguments as one list of views: on the stack for a lock call, on the heap for a batch.
+  std::array<std::string_view, 8> small;
+  std::vector<std::string_view> large;
+  std::size_t const n = keys.size() + argv.size();
+  if (n > small.size()) large.resize(n);
+  std::span<std::string_view> const tail = n > small.size()
+                                               ? std::span<std::string_view>{large}
+                                               : std::span<std::string_view>{small.data(), n};
+  std::copy(argv.begin(), argv.end(), std::copy(keys.begin(), keys.end(), tail.begin()));
   resp::request req{opts};
-  std::array const parts{keys, argv};
-  auto const tail = parts | std::views::join;
   if (by_digest) {
     req.push_range("EVALSHA", tail, s.sha1, keys.size());
   } else {
