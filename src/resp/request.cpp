@@ -17,14 +17,14 @@ bool iequals(std::string_view a, std::string_view b) noexcept {
   return true;
 }
 
-// One append per header: requests are built on every lock operation.
-void append_header(std::string& out, char marker, std::size_t n) {
-  char buffer[24];
+// A RESP header (`*3\r\n`, `$5\r\n`) into `buffer`; returns its length. Headers and bulk strings
+// are written in one piece: requests are built on every lock operation.
+std::size_t format_header(char (&buffer)[24], char marker, std::size_t n) {
   buffer[0] = marker;
   auto const [end, ec] = std::to_chars(buffer + 1, buffer + sizeof buffer - 2, n);
   end[0] = '\r';
   end[1] = '\n';
-  out.append(buffer, end + 2);
+  return static_cast<std::size_t>(end + 2 - buffer);
 }
 
 }  // namespace
@@ -46,7 +46,8 @@ void request::clear() {
 }
 
 void request::begin_command(std::string_view command, std::size_t arguments) {
-  append_header(payload_, '*', arguments);
+  char header[24];
+  payload_.append(header, format_header(header, '*', arguments));
   append_bulk(command);
 }
 
@@ -62,22 +63,17 @@ void request::end_command(std::string_view command, std::size_t arguments) {
 }
 
 void request::append_bulk(std::string_view s) {
-  // Sized once and filled in place: requests are built on every lock operation.
   char header[24];
-  header[0] = '$';
-  auto const [end, ec] = std::to_chars(header + 1, header + sizeof header, s.size());
-  auto const header_size = static_cast<std::size_t>(end - header);
+  std::size_t const header_size = format_header(header, '$', s.size());
   std::size_t const old_size = payload_.size();
-  payload_.resize(old_size + header_size + s.size() + 4);
+  payload_.resize(old_size + header_size + s.size() + 2);
   char* out = payload_.data() + old_size;
   std::memcpy(out, header, header_size);
   out += header_size;
-  *out++ = '\r';
-  *out++ = '\n';
   if (!s.empty()) std::memcpy(out, s.data(), s.size());
   out += s.size();
-  *out++ = '\r';
-  *out = '\n';
+  out[0] = '\r';
+  out[1] = '\n';
 }
 
 std::string_view request::format_integer(char (&buffer)[24], std::int64_t v) noexcept {
