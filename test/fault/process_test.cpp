@@ -2,6 +2,7 @@
 // paused past their lease, and Redis itself killed and restarted without persistence.
 
 #include "process/redis_server.hpp"
+#include "support/lock_fixture.hpp"
 #include "support/processes.hpp"
 
 #include <boost/json.hpp>
@@ -20,6 +21,8 @@ using redisync::process::redis_server;
 namespace {
 
 using redisync::test::child;
+using redisync::test::expect_nothing_left;
+using redisync::test::subscribers_of;
 using redisync::test::monotonic_ns;
 using redisync::test::poll_until;
 using redisync::test::temp_dir;
@@ -53,21 +56,6 @@ class stress_process {
 
 bool exists(redis_server const& redis, std::string const& key) {
   return redis.command({"EXISTS", key}).integer() == 1;
-}
-
-std::int64_t subscribers(redis_server const& redis, std::string const& channel) {
-  return redis.command({"PUBSUB", "NUMSUB", channel}).elements()[1].integer();
-}
-
-void expect_nothing_left(redis_server const& redis, std::vector<std::string> const& data_keys) {
-  auto const keys = redis.command({"KEYS", "*"});
-  for (auto const& k : keys.elements()) {
-    std::string const key{k.text()};
-    bool const expected = key.starts_with("redisson_lock_token:") ||
-                          std::find(data_keys.begin(), data_keys.end(), key) != data_keys.end();
-    BOOST_TEST(expected, "left behind: " << key);
-  }
-  BOOST_TEST(redis.command({"PUBSUB", "CHANNELS", "*"}).elements().size() == 0u);
 }
 
 }  // namespace
@@ -108,7 +96,7 @@ BOOST_AUTO_TEST_CASE(a_killed_holders_lock_goes_to_another_process_within_lease_
   stress_process waiter{redis.url(), {"--lock", "crash", "--iterations", "1", "--lease-ms", "5000"},
                         dir.path, "waiter"};
   // The waiter is subscribed, i.e. waiting, before the holder dies.
-  BOOST_TEST_REQUIRE(poll_until([&] { return subscribers(redis, "redisson_lock__channel:{crash}") > 0; }, 10s));
+  BOOST_TEST_REQUIRE(poll_until([&] { return subscribers_of(redis, "redisson_lock__channel:{crash}") > 0; }, 10s));
   auto const killed_at = monotonic_ns();
   holder.kill_hard();
   BOOST_TEST_REQUIRE(waiter.wait(10s));

@@ -38,10 +38,13 @@ void block_redis(redisync::process::redis_server const& redis, int ms) {
                  "0", std::to_string(ms)});
 }
 
-// Starts an acquire, cancels it with `type` 50 ms later (while Redis is blocked, once the attempt
-// is written), and returns what the acquire completed with; nothing if it did not complete.
-asio::awaitable<std::optional<error_code>> acquire_then_cancel(redisync::lock& lock,
-                                                               asio::cancellation_type type) {
+// Blocks Redis for 300 ms, starts an acquire once Redis is busy, cancels it with `type` 50 ms later
+// (the attempt is written but unanswered), and returns what the acquire completed with; nothing if
+// it did not complete. Returns after Redis is free again.
+asio::awaitable<std::optional<error_code>> acquire_then_cancel(
+    redisync::process::redis_server const& redis, redisync::lock& lock, asio::cancellation_type type) {
+  std::thread blocker{[&] { block_redis(redis, 300); }};
+  co_await redisync::test::sleep_for(50ms);
   asio::cancellation_signal cancel;
   std::optional<error_code> result;
   redisync::test::event completed{co_await asio::this_coro::executor};
@@ -53,6 +56,7 @@ asio::awaitable<std::optional<error_code>> acquire_then_cancel(redisync::lock& l
   co_await redisync::test::sleep_for(50ms);
   cancel.emit(type);
   co_await completed.wait(10s);
+  blocker.join();
   co_return result;
 }
 
@@ -125,8 +129,7 @@ BOOST_AUTO_TEST_CASE(two_owners_in_one_process_exclude_each_other) {
     BOOST_TEST(held_b->token() > held_a.token());
     co_await held_b->release(asio::use_awaitable);
     co_await c->flush_subscriptions(asio::use_awaitable);
-    BOOST_TEST(redisync::test::lock_keys(redis).empty());
-    BOOST_TEST(redisync::test::subscribed_channels(redis) == 0u);
+    redisync::test::expect_nothing_left(redis);
     co_await c.stop();
   });
 }
@@ -187,8 +190,7 @@ BOOST_AUTO_TEST_CASE(an_unlock_message_nobody_waits_for_ends_a_lingering_subscri
       co_await asio::post(ctx, asio::use_awaitable);
     }
     BOOST_TEST(a->stats().subscriptions == 0u);
-    BOOST_TEST(redisync::test::subscribed_channels(redis) == 0u);
-    BOOST_TEST(redisync::test::lock_keys(redis).empty());
+    redisync::test::expect_nothing_left(redis);
     co_await a.stop();
     co_await b.stop();
   });
@@ -514,8 +516,7 @@ BOOST_AUTO_TEST_CASE(cancelling_a_waiting_acquire_leaves_no_hold_and_no_subscrip
     BOOST_TEST(c->stats().waiters == 0u);
     co_await holder.release(asio::use_awaitable);
     co_await c->flush_subscriptions(asio::use_awaitable);
-    BOOST_TEST(redisync::test::subscribed_channels(redis) == 0u);
-    BOOST_TEST(redisync::test::lock_keys(redis).empty());
+    redisync::test::expect_nothing_left(redis);
     BOOST_TEST(c->stats().holds == 0u);
     co_await c.stop();
   });
@@ -528,18 +529,14 @@ BOOST_AUTO_TEST_CASE(a_total_cancellation_while_the_first_attempt_runs_ends_the_
     auto holder = co_await c->make_lock("total-cancel").acquire(asio::use_awaitable);
     auto waiter = c->make_lock("total-cancel");
     // Redis is busy for 300 ms: the attempt is written, and a written command ignores `total`.
-    std::thread blocker{[&] { block_redis(redis, 300); }};
-    co_await redisync::test::sleep_for(50ms);
-    auto const result = co_await acquire_then_cancel(waiter, asio::cancellation_type::total);
+    auto const result = co_await acquire_then_cancel(redis, waiter, asio::cancellation_type::total);
     BOOST_TEST_REQUIRE(result.has_value());
     BOOST_TEST((*result == asio::error::operation_aborted));
-    blocker.join();
     BOOST_TEST(c->stats().waiters == 0u);
     BOOST_TEST(redisync::test::hget_count(redis, "total-cancel", waiter.owner_id()) == 0);
     co_await holder.release(asio::use_awaitable);
-    BOOST_TEST(redisync::test::lock_keys(redis).empty());
     co_await c->flush_subscriptions(asio::use_awaitable);
-    BOOST_TEST(redisync::test::subscribed_channels(redis) == 0u);
+    redisync::test::expect_nothing_left(redis);
     co_await c.stop();
   });
 }
@@ -551,19 +548,15 @@ BOOST_AUTO_TEST_CASE(a_grant_that_arrives_after_the_caller_gave_up_is_released) 
     auto lock = c->make_lock("late-grant");
     co_await lock.is_locked(asio::use_awaitable);  // connected
     // Redis is busy for 300 ms: the acquire is written but its reply comes after the cancel.
-    std::thread blocker{[&] { block_redis(redis, 300); }};
-    co_await redisync::test::sleep_for(50ms);
-    auto const result = co_await acquire_then_cancel(lock, asio::cancellation_type::terminal);
+    auto const result = co_await acquire_then_cancel(redis, lock, asio::cancellation_type::terminal);
     BOOST_TEST_REQUIRE(result.has_value());
     BOOST_TEST((*result == asio::error::operation_aborted));
-    blocker.join();
     // The same owner can acquire again only after the late grant was undone.
     auto again = co_await lock.acquire(asio::use_awaitable);
     BOOST_TEST(redisync::test::hget_count(redis, "late-grant", lock.owner_id()) == 1);
     co_await again.release(asio::use_awaitable);
-    BOOST_TEST(redisync::test::lock_keys(redis).empty());
     co_await c->flush_subscriptions(asio::use_awaitable);
-    BOOST_TEST(redisync::test::subscribed_channels(redis) == 0u);
+    redisync::test::expect_nothing_left(redis);
     co_await c.stop();
   });
 }
@@ -634,8 +627,7 @@ BOOST_AUTO_TEST_CASE(many_tasks_contending_on_one_lock_never_overlap) {
     BOOST_TEST(redis.command({"GET", "crowd-counter"}).text() == "400");
     BOOST_TEST(c->stats().handoffs > 0u);
     co_await c->flush_subscriptions(asio::use_awaitable);
-    BOOST_TEST(redisync::test::lock_keys(redis, {"crowd-counter"}).empty());
-    BOOST_TEST(redisync::test::subscribed_channels(redis) == 0u);
+    redisync::test::expect_nothing_left(redis, {"crowd-counter"});
     co_await c.stop();
   });
 }

@@ -9,6 +9,7 @@
 #include "support/async_test.hpp"
 
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/test/unit_test.hpp>
 
 #include <map>
 #include <string>
@@ -61,6 +62,14 @@ inline std::int64_t subscribers_of(process::redis_server const& redis, std::stri
 
 inline std::size_t subscribed_channels(process::redis_server const& redis) {
   return redis.command({"PUBSUB", "CHANNELS", "*"}).elements().size();
+}
+
+// The end state of every lock test: no lock keys besides the fencing counters and the test's own
+// `allowed` data keys, and no channel subscribed.
+inline void expect_nothing_left(process::redis_server const& redis,
+                                std::vector<std::string> const& allowed = {}) {
+  for (auto const& key : lock_keys(redis, allowed)) BOOST_TEST(false, "left behind: " << key);
+  BOOST_TEST(subscribed_channels(redis) == 0u);
 }
 
 // Calls of one command since the server started (INFO commandstats).
