@@ -15,6 +15,22 @@ namespace redisync::detail {
 
 namespace asio = boost::asio;
 
+acquire_reply read_acquire_reply(resp::value const& reply) {
+  using outcome = acquire_reply::outcome;
+  if (reply.kind() == resp::type::integer) {
+    if (reply.integer() <= 0) return {};
+    return {outcome::held, static_cast<std::uint64_t>(reply.integer()), 1};
+  }
+  if (reply.kind() != resp::type::array) return {};
+  auto const e = reply.elements();
+  if (e.empty() || e.size() > 2) return {};
+  for (auto const& element : e) {
+    if (element.kind() != resp::type::integer) return {};
+  }
+  if (e.size() == 1) return {outcome::busy, 0, 0, e[0].integer()};
+  return {outcome::held, static_cast<std::uint64_t>(e[0].integer()), e[1].integer()};
+}
+
 namespace {
 
 // The outcome of an acquire script whose caller gave up while it was in flight.
@@ -26,18 +42,14 @@ struct late_acquire {
   bool counted = false;   // the caller marked the key unsettled and waits for this
 };
 
-bool is_grant(resp::value const& reply) {
-  auto const e = reply.elements();
-  return reply.kind() == resp::type::array && e.size() == 2 &&
-         e[0].kind() == resp::type::integer && e[1].kind() == resp::type::integer;
-}
-
 late_reply_handler make_late_handler(std::shared_ptr<late_acquire> late) {
   return [late](error_code ec, response replies) {
     auto core = late->core.lock();
     if (!core) return;
     bool const maybe_granted =
-        ec == error::ambiguous || (!ec && replies.size() == 1 && is_grant(replies[0]));
+        ec == error::ambiguous ||
+        (!ec && replies.size() == 1 &&
+         read_acquire_reply(replies[0]).what == acquire_reply::outcome::held);
     auto finish = [late, core] {
       late->resolved = true;
       if (late->counted) core->settle(late->hold->key);
@@ -103,9 +115,9 @@ void acquire_at_once(std::shared_ptr<client_core> const& self, acquire_args a,
       complete_acquire(handler, {core.stopped ? error_code{error::not_connected} : ec, std::nullopt});
       return;
     }
-    if (!ec && replies.size() == 1 && is_grant(replies[0])) {
-      auto const e = replies[0].elements();
-      core.grant(hold, static_cast<std::uint64_t>(e[0].integer()), e[1].integer(), sent);
+    auto const reply = !ec && replies.size() == 1 ? read_acquire_reply(replies[0]) : acquire_reply{};
+    if (reply.what == acquire_reply::outcome::held) {
+      core.grant(hold, reply.token, reply.count, sent);
       complete_acquire(handler, {error_code{}, core.guard_for(hold)});
       return;
     }
@@ -118,9 +130,7 @@ void acquire_at_once(std::shared_ptr<client_core> const& self, acquire_args a,
       complete_acquire(handler, {asio::error::operation_aborted, std::nullopt});
       return;
     }
-    if (!ec && replies.size() == 1 && replies[0].kind() == resp::type::integer) {
-      a.first_pttl = replies[0].integer();
-    }
+    if (reply.what == acquire_reply::outcome::busy) a.first_pttl = reply.pttl;
     // Any other reply (a server error, NOSCRIPT) or failure: the coroutine tries again and reports.
     a.first_ambiguous = ec == error::ambiguous;
     acquire_slowly(self, std::move(a), std::move(handler), std::move(cancel));
@@ -274,15 +284,15 @@ asio::awaitable<acquire_result> client_core::acquire(acquire_args a) {
         co_return result{ec, std::nullopt};
       }
       count_before_lost_attempt.reset();
-      if (is_grant(reply)) {
-        auto const e = reply.elements();
-        co_return held_now(static_cast<std::uint64_t>(e[0].integer()), e[1].integer(), sent);
+      auto const answer = read_acquire_reply(reply);
+      if (answer.what == acquire_reply::outcome::held) {
+        co_return held_now(answer.token, answer.count, sent);
       }
-      if (reply.kind() != resp::type::integer) {
+      if (answer.what != acquire_reply::outcome::busy) {
         leave();
         co_return result{error::unexpected_reply, std::nullopt};
       }
-      note_holder(reply.integer());
+      note_holder(answer.pttl);
       if (!hold->granted) wheel.cancel(hold->renewal_entry);
       if (w && w->granted) continue;
     }

@@ -116,6 +116,18 @@ error_code validate_name(std::string_view name);
 error_code validate_owner(std::string_view owner);
 error_code validate_duration(std::chrono::milliseconds d, bool zero_allowed);
 
+// What an acquire script call answered (lock_acquire.lua): a hold with its token and count, the
+// PTTL of another owner's hold, or something no version of the script returns.
+struct acquire_reply {
+  enum class outcome { held, busy, unexpected };
+  outcome what = outcome::unexpected;
+  std::uint64_t token = 0;
+  std::int64_t count = 0;
+  std::int64_t pttl = 0;
+};
+
+acquire_reply read_acquire_reply(resp::value const& reply);
+
 // What a release script answered: the hold levels left (-1: not held; 0 also when the lock was
 // handed over, with the token it went with).
 struct release_outcome {

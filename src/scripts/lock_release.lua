@@ -10,7 +10,6 @@
 --   ARGV[5], ARGV[6] (optional) the owner to hand the lock to, and its lease in ms
 -- Returns the remaining hold count; {0, token} after a hand-off; -1 when the owner holds nothing
 -- (nothing changes, nothing is published); -2 when ARGV[4] shows the earlier attempt went through.
--- include: next_token.lua
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')
 local retry_of = ARGV[4] ~= nil and ARGV[4] ~= '' and tonumber(ARGV[4])
 local next_owner = ARGV[5]
@@ -29,7 +28,7 @@ if count > 1 then
   return count - 1
 end
 if next_owner then
-  local token = next_token(KEYS[2])
+  -- include: next_token.lua
   redis.call('del', KEYS[1])
   redis.call('hset', KEYS[1], next_owner, 1)
   redis.call('pexpire', KEYS[1], ARGV[6])
