@@ -140,7 +140,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     e->req = std::move(req);
     e->handler = {asio::any_completion_handler<void(error_code, response)>{
                       std::forward<Handler>(handler)},
-                  executor_};
+                  completion_executor_};
     submit(std::move(e), false);
   }
 
@@ -395,7 +395,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     auto initiation = [self = shared_from_this()](auto handler, resp::request r) {
       auto e = std::make_shared<exec_entry>();
       e->req = std::move(r);
-      e->handler = {std::move(handler), self->executor_};
+      e->handler = {std::move(handler), self->completion_executor_};
       self->install_cancellation(e);
       self->submit(std::move(e), true);
     };
@@ -465,6 +465,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   strand_type strand_;
   // The strand as a type-erased executor, converted once; everything is posted through it.
   executor_type executor_;
+  asio::any_completion_executor const completion_executor_{executor_};  // see pending_handler
   executor_type io_executor_;
   config cfg_;
   detail::stream stream_;
@@ -511,7 +512,7 @@ connection::executor_type connection::io_executor() const noexcept { return impl
 config const& connection::cfg() const noexcept { return impl_->cfg_; }
 
 void connection::start_run(asio::any_completion_handler<void(error_code)> h) {
-  detail::pending_handler<void(error_code)> handler{std::move(h), impl_->executor_};
+  detail::pending_handler<void(error_code)> handler{std::move(h), impl_->completion_executor_};
   auto slot = handler.cancellation_slot();
   if (slot.is_connected()) {
     slot.assign([weak = std::weak_ptr<impl>{impl_}](asio::cancellation_type) {
@@ -542,7 +543,7 @@ void connection::start_exec(resp::request req, late_reply_handler late,
   auto e = std::make_shared<exec_entry>();
   e->req = std::move(req);
   e->late = std::move(late);
-  e->handler = {std::move(h), impl_->executor_};
+  e->handler = {std::move(h), impl_->completion_executor_};
   impl_->install_cancellation(e);
   // From the strand itself (the lock layer's coroutines) the request is queued, and written if
   // the socket is idle, right away; from anywhere else it hops onto the strand first.
@@ -557,7 +558,7 @@ void connection::start_exec(resp::request req, late_reply_handler late,
 
 void connection::start_subscription(bool subscribe, std::vector<std::string> channels,
                                     asio::any_completion_handler<void(error_code)> h) {
-  detail::pending_handler<void(error_code)> handler{std::move(h), impl_->executor_};
+  detail::pending_handler<void(error_code)> handler{std::move(h), impl_->completion_executor_};
   asio::post(impl_->executor_, [self = impl_, subscribe, channels = std::move(channels),
                                   handler = std::move(handler)]() mutable {
     if (channels.empty()) {

@@ -143,7 +143,7 @@ void acquire_at_once(std::shared_ptr<client_core> const& self, acquire_args a,
 
 template <class Signature>
 void client_core::start_acquire(acquire_args a, asio::any_completion_handler<Signature> h) {
-  pending_handler<Signature> handler{std::move(h), strand()};
+  pending_handler<Signature> handler{std::move(h), completion_executor};
   auto cancel = forward_cancellation(handler);
   auto attempt = [self = shared_from_this(), a = std::move(a), handler = std::move(handler),
                   cancel = std::move(cancel)]() mutable {

@@ -236,6 +236,7 @@ struct client_core : std::enable_shared_from_this<client_core> {
 
   connection conn;
   boost::asio::any_io_executor executor;
+  boost::asio::any_completion_executor const completion_executor{executor};  // see pending_handler
   std::string id;
   std::atomic<std::uint64_t> next_owner{1};
   subscriptions subs;
@@ -308,7 +309,7 @@ template <class... R>
 void client_core::launch(boost::asio::awaitable<std::tuple<error_code, R...>> op,
                          boost::asio::any_completion_handler<void(error_code, R...)> h,
                          bool cancellable) {
-  pending_handler<void(error_code, R...)> handler{std::move(h), strand()};
+  pending_handler<void(error_code, R...)> handler{std::move(h), completion_executor};
   auto cancel = cancellable ? forward_cancellation(handler) : nullptr;
   launch(std::move(op), std::move(handler), std::move(cancel), as_is);
 }

@@ -154,7 +154,7 @@ asio::awaitable<std::tuple<error_code>> client_core::release(std::string name, s
 void client_core::start_release(std::string name, std::string owner,
                                 std::shared_ptr<hold_state> guard,
                                 asio::any_completion_handler<void(error_code)> h) {
-  pending_handler<void(error_code)> handler{std::move(h), strand()};
+  pending_handler<void(error_code)> handler{std::move(h), completion_executor};
   auto attempt = [self = shared_from_this(), name = std::move(name), owner = std::move(owner),
                   guard = std::move(guard), handler = std::move(handler)]() mutable {
     self->release_at_once(std::move(name), std::move(owner), std::move(guard), std::move(handler));

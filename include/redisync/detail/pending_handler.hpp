@@ -27,10 +27,10 @@ class pending_handler<void(Args...)> {
 
   pending_handler() = default;
 
-  // `home` is the executor of the operation's own strand: a handler bound to it (the library's
-  // own coroutines) needs no work tracking, and tracking work on a strand costs an allocation.
-  template <class Executor>
-  pending_handler(handler_type handler, Executor const& home)
+  // `home` is the operation's own strand, converted once by its owner: each conversion of an
+  // executor to any_completion_executor allocates. A handler bound to the strand (the library's
+  // own coroutines) or to no executor needs no work tracking, which would allocate as well.
+  pending_handler(handler_type handler, boost::asio::any_completion_executor const& home)
       : work_{tracked(boost::asio::get_associated_executor(handler, home), home)},
         handler_{std::move(handler)} {}
 
@@ -63,10 +63,9 @@ class pending_handler<void(Args...)> {
   }
 
  private:
-  template <class Executor>
-  static boost::asio::any_completion_executor tracked(boost::asio::any_completion_executor ex,
-                                                      Executor const& home) {
-    if (ex == boost::asio::any_completion_executor{home}) return ex;
+  static boost::asio::any_completion_executor tracked(
+      boost::asio::any_completion_executor ex, boost::asio::any_completion_executor const& home) {
+    if (ex == home) return ex;
     return boost::asio::prefer(ex, boost::asio::execution::outstanding_work.tracked);
   }
 
