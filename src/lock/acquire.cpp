@@ -33,6 +33,11 @@ acquire_reply read_acquire_reply(resp::value const& reply) {
 
 namespace {
 
+// A whole acquire response: one reply, or it is unexpected.
+acquire_reply read_acquire_response(response const& replies) {
+  return replies.size() == 1 ? read_acquire_reply(replies[0]) : acquire_reply{};
+}
+
 // The outcome of an acquire script whose caller gave up while it was in flight.
 struct late_acquire {
   std::weak_ptr<client_core> core;
@@ -48,8 +53,7 @@ late_reply_handler make_late_handler(std::shared_ptr<late_acquire> late) {
     if (!core) return;
     bool const maybe_granted =
         ec == error::ambiguous ||
-        (!ec && replies.size() == 1 &&
-         read_acquire_reply(replies[0]).what == acquire_reply::outcome::held);
+        (!ec && read_acquire_response(replies).what == acquire_reply::outcome::held);
     auto finish = [late, core] {
       late->resolved = true;
       if (late->counted) core->settle(late->hold->key);
@@ -115,7 +119,7 @@ void acquire_at_once(std::shared_ptr<client_core> const& self, acquire_args a,
       complete_acquire(handler, {core.stopped ? error_code{error::not_connected} : ec, std::nullopt});
       return;
     }
-    auto const reply = !ec && replies.size() == 1 ? read_acquire_reply(replies[0]) : acquire_reply{};
+    auto const reply = ec ? acquire_reply{} : read_acquire_response(replies);
     if (reply.what == acquire_reply::outcome::held) {
       core.grant(hold, reply.token, reply.count, sent);
       complete_acquire(handler, {error_code{}, core.guard_for(hold)});
