@@ -17,18 +17,20 @@ namespace asio = boost::asio;
 
 acquire_reply read_acquire_reply(resp::value const& reply) {
   using outcome = acquire_reply::outcome;
-  if (reply.kind() == resp::type::integer) {
-    if (reply.integer() <= 0) return {};
-    return {outcome::held, static_cast<std::uint64_t>(reply.integer()), 1};
+  // Tokens travel as decimal strings (see next_token.lua); counts and PTTLs as integers.
+  std::int64_t token = 0;
+  if (reply.is_string()) {
+    if (!reply.as_integer(token) || token <= 0) return {};
+    return {outcome::held, static_cast<std::uint64_t>(token), 1};
   }
   if (reply.kind() != resp::type::array) return {};
   auto const e = reply.elements();
-  if (e.empty() || e.size() > 2) return {};
-  for (auto const& element : e) {
-    if (element.kind() != resp::type::integer) return {};
+  if (e.size() == 1 && e[0].kind() == resp::type::integer) return {outcome::busy, 0, 0, e[0].integer()};
+  if (e.size() == 2 && e[0].is_string() && e[0].as_integer(token) && token >= 0 &&
+      e[1].kind() == resp::type::integer) {
+    return {outcome::held, static_cast<std::uint64_t>(token), e[1].integer()};
   }
-  if (e.size() == 1) return {outcome::busy, 0, 0, e[0].integer()};
-  return {outcome::held, static_cast<std::uint64_t>(e[0].integer()), e[1].integer()};
+  return {};
 }
 
 namespace {

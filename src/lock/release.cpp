@@ -17,10 +17,14 @@ namespace asio = boost::asio;
 release_outcome parse_release_reply(resp::value const& reply,
                                     std::optional<std::int64_t> count_before_lost_attempt) {
   release_outcome out;
-  if (reply.kind() == resp::type::array && reply.elements().size() == 2 &&
-      reply.elements()[1].kind() == resp::type::integer) {
-    out.handoff_token = static_cast<std::uint64_t>(reply.elements()[1].integer());
-    out.remaining = 0;
+  std::int64_t token = 0;
+  if (reply.kind() == resp::type::array && reply.elements().size() == 2) {
+    // A hand-off: {0, token}, the token a decimal string like every token (next_token.lua).
+    auto const& t = reply.elements()[1];
+    if (t.is_string() && t.as_integer(token) && token >= 0) {
+      out.handoff_token = static_cast<std::uint64_t>(token);
+      out.remaining = 0;
+    }
   } else if (reply.kind() == resp::type::integer) {
     out.remaining = reply.integer();
     if (out.remaining == -2 && count_before_lost_attempt) {

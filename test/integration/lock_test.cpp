@@ -565,10 +565,13 @@ BOOST_AUTO_TEST_CASE(fencing_tokens_grow_with_every_fresh_hold) {
   redisync::process::redis_server redis;
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
     running_client c{ctx, redisync::test::fast_config(redis)};
-    std::uint64_t last = 0;
+    // A counter Redisson counted up from 1 is far below the server time in microseconds.
+    redis.command({"SET", "redisson_lock_token:{tokens}", "42"});
+    std::uint64_t last = 1'000'000'000'000'000;
     for (int i = 0; i < 50; ++i) {
       auto h = co_await c->make_lock("tokens").acquire(asio::use_awaitable);
       BOOST_TEST(h.token() > last);
+      BOOST_TEST(redis.command({"GET", "redisson_lock_token:{tokens}"}).text() == std::to_string(h.token()));
       last = h.token();
       co_await h.release(asio::use_awaitable);
     }
@@ -576,6 +579,7 @@ BOOST_AUTO_TEST_CASE(fencing_tokens_grow_with_every_fresh_hold) {
     redis.command({"SET", "redisson_lock_token:{tokens}", "9000000000000000"});
     auto h = co_await c->make_lock("tokens").acquire(asio::use_awaitable);
     BOOST_TEST(h.token() == 9000000000000001u);
+    BOOST_TEST(redis.command({"GET", "redisson_lock_token:{tokens}"}).text() == "9000000000000001");
     co_await h.release(asio::use_awaitable);
     co_await c.stop();
   });
