@@ -46,7 +46,6 @@ asio::awaitable<error_code> stream::connect(config const& cfg) {
   auto [cec, endpoint] = co_await asio::async_connect(lowest(), endpoints, tuple_token);
   if (cec) co_return cec;
   lowest().set_option(asio::ip::tcp::no_delay{true});
-  lowest().non_blocking(true);
   if (!tls_) co_return error_code{};
 
   if (cfg.tls_verify_peer) tls_->set_verify_callback(asio::ssl::host_name_verification{cfg.host});
@@ -57,13 +56,7 @@ asio::awaitable<error_code> stream::connect(config const& cfg) {
 
 asio::awaitable<std::tuple<error_code, std::size_t>> stream::read_some(asio::mutable_buffer buffer) {
   if (tls_) co_return co_await tls_->async_read_some(buffer, tuple_token);
-  for (;;) {
-    auto [wec] = co_await socket_->async_wait(asio::socket_base::wait_read, tuple_token);
-    if (wec) co_return std::tuple{wec, std::size_t{0}};
-    error_code ec;
-    std::size_t const n = socket_->read_some(buffer, ec);
-    if (ec != asio::error::would_block) co_return std::tuple{ec, n};
-  }
+  co_return co_await socket_->async_read_some(buffer, tuple_token);
 }
 
 void stream::close() noexcept {

@@ -28,9 +28,9 @@ class stream {
   // from an earlier connection is replaced.
   boost::asio::awaitable<boost::system::error_code> connect(config const& cfg);
 
-  // Waits until data is readable, then reads what is there. On plain TCP this is a wait and a
-  // non-blocking read, which saves the failed speculative read Asio would otherwise try first
-  // (a request/reply protocol almost never has a reply ready when it starts reading).
+  // Reads what is there, waiting until something is. A plain async_read_some: after a read that
+  // drained the socket, Asio's reactor skips the speculative read and waits at once, so a reply
+  // costs one recv (an explicit readable-wait would add an epoll_ctl to every read).
   boost::asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> read_some(
       boost::asio::mutable_buffer buffer);
 
