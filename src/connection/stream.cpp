@@ -59,6 +59,16 @@ asio::awaitable<std::tuple<error_code, std::size_t>> stream::read_some(asio::mut
   co_return co_await socket_->async_read_some(buffer, tuple_token);
 }
 
+std::size_t stream::try_write(asio::const_buffer buffer, error_code& ec) {
+  if (tls_ || !socket_) {
+    ec = asio::error::would_block;
+    return 0;
+  }
+  if (!socket_->non_blocking()) socket_->non_blocking(true, ec);
+  if (ec) return 0;
+  return socket_->write_some(buffer, ec);
+}
+
 void stream::close() noexcept {
   error_code ignored;
   if (tls_) tls_->next_layer().close(ignored);

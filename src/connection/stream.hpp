@@ -44,6 +44,10 @@ class stream {
     }
   }
 
+  // Writes what the socket takes now without waiting (plain TCP only; 0 on TLS). Sets `ec` to
+  // would_block when the socket takes nothing.
+  std::size_t try_write(boost::asio::const_buffer buffer, boost::system::error_code& ec);
+
   void close() noexcept;
 
  private:

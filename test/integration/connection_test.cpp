@@ -126,6 +126,34 @@ BOOST_AUTO_TEST_CASE(ten_thousand_concurrent_execs_from_100_coroutines_get_their
   });
 }
 
+BOOST_AUTO_TEST_CASE(a_request_larger_than_the_socket_takes_at_once_is_written_whole_and_in_order) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    connection conn{ctx.get_executor(), config_for(redis)};
+    running r{conn};
+    std::string big(16 << 20, '\0');  // far more than a loopback socket buffer holds
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>('a' + i % 23);
+    // Queued behind the big one while its remainder is still being written.
+    auto set = conn.exec(command("SET", "big", big), asio::deferred);
+    auto echo = conn.exec(command("ECHO", "after"), asio::deferred);
+    auto get = conn.exec(command("GET", "big"), asio::deferred);
+    auto [order, set_ec, set_reply, echo_ec, echo_reply, get_ec, get_reply] =
+        co_await asio::experimental::make_parallel_group(std::move(set), std::move(echo),
+                                                         std::move(get))
+            .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
+    BOOST_TEST(!set_ec);
+    BOOST_TEST(!echo_ec);
+    BOOST_TEST(!get_ec);
+    BOOST_TEST_REQUIRE(set_reply.size() == 1u);
+    BOOST_TEST(set_reply[0].text() == "OK");
+    BOOST_TEST_REQUIRE(echo_reply.size() == 1u);
+    BOOST_TEST(echo_reply[0].text() == "after");
+    BOOST_TEST_REQUIRE(get_reply.size() == 1u);
+    BOOST_TEST((get_reply[0].text() == big));
+    co_await r.stop();
+  });
+}
+
 BOOST_AUTO_TEST_CASE(client_kill_under_load_gives_ambiguous_or_a_correct_reply_never_a_wrong_one) {
   redisync::process::redis_server redis;
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
