@@ -135,7 +135,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     }
     queue_.push_back(std::move(e));
     if (!ready_) return;
-    // Requests made by handlers of the replies being read go out in groups (see reader()).
+    // Requests made by handlers of the replies being read go out in groups (handle_replies()).
     if (handling_replies_ && queue_.size() < requests_per_reply_flush) return;
     start_write();
   }

@@ -46,7 +46,10 @@ asio::awaitable<error_code> stream::connect(config const& cfg) {
   auto [cec, endpoint] = co_await asio::async_connect(lowest(), endpoints, tuple_token);
   if (cec) co_return cec;
   lowest().set_option(asio::ip::tcp::no_delay{true});
-  if (!tls_) co_return error_code{};
+  if (!tls_) {
+    lowest().non_blocking(true);  // for try_write
+    co_return error_code{};
+  }
 
   if (cfg.tls_verify_peer) tls_->set_verify_callback(asio::ssl::host_name_verification{cfg.host});
   SSL_set_tlsext_host_name(tls_->native_handle(), cfg.host.c_str());
@@ -64,8 +67,6 @@ std::size_t stream::try_write(asio::const_buffer buffer, error_code& ec) {
     ec = asio::error::would_block;
     return 0;
   }
-  if (!socket_->non_blocking()) socket_->non_blocking(true, ec);
-  if (ec) return 0;
   return socket_->write_some(buffer, ec);
 }
 

@@ -25,7 +25,9 @@ acquire_reply read_acquire_reply(resp::value const& reply) {
   }
   if (reply.kind() != resp::type::array) return {};
   auto const e = reply.elements();
-  if (e.size() == 1 && e[0].kind() == resp::type::integer) return {outcome::busy, 0, 0, e[0].integer()};
+  if (e.size() == 1 && e[0].kind() == resp::type::integer) {
+    return {outcome::busy, 0, 0, e[0].integer()};
+  }
   if (e.size() == 2 && e[0].is_string() && e[0].as_integer(token) && token >= 0 &&
       e[1].kind() == resp::type::integer) {
     return {outcome::held, static_cast<std::uint64_t>(token), e[1].integer()};

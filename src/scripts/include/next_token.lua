@@ -3,8 +3,8 @@
 -- without persistence lost the counter. Tokens are decimal strings without leading zeros, built
 -- from TIME's two strings and compared as strings (the longer one is larger; at equal length the
 -- string order is the number order): turning numbers into strings and back (printf "%.17g" and
--- strtod inside Redis) cost more server time than the commands themselves. Included as statements
--- where the token is needed, not as a function: a Lua function would be created anew on every call.
+-- strtod inside Redis) cost about as much server time as a command. Included as statements where
+-- the token is needed, not as a function: a Lua function would be created anew on every call.
 local now = redis.call('time')
 local micros = now[2]
 if #micros < 6 then micros = string.rep('0', 6 - #micros) .. micros end
