@@ -7,6 +7,7 @@
 #include <redisync/connection.hpp>
 
 #include "process/redis_server.hpp"
+#include "redis_benchmark.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -15,11 +16,7 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <array>
 #include <chrono>
-#include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,8 +25,9 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-constexpr std::string_view lock_step =
-    "redis.call('hincrby', KEYS[1], ARGV[1], 1); redis.call('pexpire', KEYS[1], ARGV[2]); return 1";
+using redisync::bench::lock_step;
+using redisync::bench::median;
+using redisync::bench::run_redis_benchmark;
 
 double run_ours(std::string const& url, std::string const& sha, int n, int coroutines,
                 redisync::connection_stats& stats) {
@@ -63,26 +61,6 @@ double run_ours(std::string const& url, std::string const& sha, int n, int corou
   ctx.run();
   stats = conn.stats();
   return n / std::chrono::duration<double>(end - start).count();
-}
-
-double run_redis_benchmark(std::uint16_t port, std::string const& sha, int n, int pipeline) {
-  auto const cmd = fmt::format(
-      "redis-benchmark -h 127.0.0.1 -p {} -n {} -c 1 -P {} --csv evalsha {} 1 bench:limit:lock owner-1 30000",
-      port, n, pipeline, sha);
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe{::popen(cmd.c_str(), "r"), ::pclose};
-  if (!pipe) return 0;
-  std::array<char, 512> line{};
-  std::string last;
-  while (std::fgets(line.data(), line.size(), pipe.get()) != nullptr) last = line.data();
-  // "test","rps","avg_latency_ms",...  -> the second field of the last line
-  auto const first = last.find("\",\"");
-  if (first == std::string::npos) return 0;
-  return std::stod(last.substr(first + 3));
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
