@@ -102,8 +102,9 @@ asio::awaitable<std::tuple<error_code>> client_core::release(std::string name, s
   clock_type::time_point sent;
   resp::value reply;
   for (;;) {
-    script_args args{{name, token_key_of(name)}, {owner, lease_text, channel}};
+    script_args args{{name}, {owner, lease_text, channel}};
     if (count_before_lost_attempt || target) {
+      args.keys.push_back(token_key_of(name));
       args.argv.push_back(count_before_lost_attempt ? std::to_string(*count_before_lost_attempt) : "");
     }
     if (target) {
@@ -179,7 +180,7 @@ void client_core::release_at_once(std::string name, std::string owner,
     return;
   }
   wheel.cancel(hold->renewal_entry);  // no renewal may follow the release
-  auto request = script_request(scripts::lock_release, {hold->name, hold->token_key},
+  auto request = script_request(scripts::lock_release, {hold->name},
                                 {hold->owner, std::to_string(hold->lease.count()), hold->channel});
   auto const sent = clock_type::now();
   auto on_reply = [self = shared_from_this(), guard = std::move(guard), hold, sent,

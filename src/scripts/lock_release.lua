@@ -2,7 +2,8 @@
 -- '0' is published on the lock's channel (Redisson's unlock message), or, when ARGV[5] names a
 -- waiter of this client, the lock passes straight to that waiter with a fresh fencing token and
 -- nothing is published: the lock is never free, so no other client can slip in between.
---   KEYS[1] lock hash      KEYS[2] token key
+--   KEYS[1] lock hash      KEYS[2] token key, only given with ARGV[4] (a plain release leaves it
+--                          out: one argument less for Redis to parse and hand to Lua)
 --   ARGV[1] owner          ARGV[2] lease in ms (kept on a partial release)
 --   ARGV[3] the lock's channel
 --   ARGV[4] (optional) '' or the hold count the owner had before this release, when an earlier
