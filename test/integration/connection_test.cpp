@@ -126,6 +126,37 @@ BOOST_AUTO_TEST_CASE(ten_thousand_concurrent_execs_from_100_coroutines_get_their
   });
 }
 
+BOOST_AUTO_TEST_CASE(requests_made_by_reply_handlers_go_out_in_groups_of_at_most_16) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    connection conn{ctx.get_executor(), config_for(redis)};
+    running r{conn};
+    co_await conn.exec(command("PING"), asio::use_awaitable);  // connected: no backlog at the start
+    auto const before = conn.stats();
+    int wrong = 0;
+    // Each coroutine makes its next request from the handler of its last reply.
+    auto worker = [&](int w) -> asio::awaitable<void> {
+      for (int i = 0; i < 100; ++i) {
+        auto const text = fmt::format("{}-{}", w, i);
+        auto replies = co_await conn.exec(command("ECHO", text), asio::use_awaitable);
+        if (replies.size() != 1 || replies[0].text() != text) ++wrong;
+      }
+    };
+    std::vector<decltype(asio::co_spawn(ctx, worker(0), asio::deferred))> workers;
+    for (int w = 0; w < 64; ++w) workers.push_back(asio::co_spawn(ctx, worker(w), asio::deferred));
+    auto [order, exceptions] = co_await asio::experimental::make_parallel_group(std::move(workers))
+        .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
+    for (auto const& e : exceptions) BOOST_TEST(!e);
+    BOOST_TEST(wrong == 0);
+    auto const requests = conn.stats().requests_written - before.requests_written;
+    auto const writes = conn.stats().writes - before.writes;
+    BOOST_TEST(requests == 6400u);
+    BOOST_TEST(requests <= 16 * writes);  // groups, so that Redis starts on them early
+    BOOST_TEST(writes * 2 <= requests);   // and still pipelined
+    co_await r.stop();
+  });
+}
+
 BOOST_AUTO_TEST_CASE(a_request_larger_than_the_socket_takes_at_once_is_written_whole_and_in_order) {
   redisync::process::redis_server redis;
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
