@@ -74,12 +74,13 @@ BOOST_AUTO_TEST_CASE(a_redisync_holder_excludes_redisson_and_its_release_wakes_r
   redis_server redis;
   temp_dir dir;
   std::optional<child> peer;
+  // Checked before the client exists, so that a missing node-redisson fails cleanly.
+  auto const peer_args = redisson_peer({"contend", std::to_string(redis.port()), "interop:b"});
   std::int64_t released_at = 0;
   redisync::test::run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
     redisync::test::running_client c{ctx, redisync::test::fast_config(redis)};
     auto held = co_await c->make_lock("interop:b").acquire(asio::use_awaitable);
-    peer.emplace("node", redisson_peer({"contend", std::to_string(redis.port()), "interop:b"}),
-                 dir.path / "peer.out");
+    peer.emplace("node", peer_args, dir.path / "peer.out");
     // The Redisson client has tried, failed, and subscribed to the lock's channel to wait.
     auto const waiting = [&] {
       return !redisync::test::events(peer->lines(), "tried").empty() &&
