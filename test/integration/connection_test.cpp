@@ -68,6 +68,16 @@ void kill_client(redisync::process::redis_server const& redis, std::string_view 
   redis.command({"CLIENT", "KILL", "ID", id});
 }
 
+// Runs worker(0) ... worker(count - 1) as coroutines, waits for all, and checks that none threw.
+template <class Worker>
+asio::awaitable<void> run_workers(asio::io_context& ctx, int count, Worker& worker) {
+  std::vector<decltype(asio::co_spawn(ctx, worker(0), asio::deferred))> workers;
+  for (int w = 0; w < count; ++w) workers.push_back(asio::co_spawn(ctx, worker(w), asio::deferred));
+  auto [order, exceptions] = co_await asio::experimental::make_parallel_group(std::move(workers))
+      .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
+  for (auto const& e : exceptions) BOOST_TEST(!e);
+}
+
 // Starts run() and records how it ended; a test stops it before its body returns.
 struct running {
   connection& conn;
@@ -113,11 +123,7 @@ BOOST_AUTO_TEST_CASE(ten_thousand_concurrent_execs_from_100_coroutines_get_their
         }
       }
     };
-    std::vector<decltype(asio::co_spawn(ctx, worker(0), asio::deferred))> workers;
-    for (int w = 0; w < 100; ++w) workers.push_back(asio::co_spawn(ctx, worker(w), asio::deferred));
-    auto [order, exceptions] = co_await asio::experimental::make_parallel_group(std::move(workers))
-        .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
-    for (auto const& e : exceptions) BOOST_TEST(!e);
+    co_await run_workers(ctx, 100, worker);
     BOOST_TEST(replies.load() == 10000);
     BOOST_TEST(mismatches.load() == 0);
     // Auto-pipelining: far fewer socket writes than requests.
@@ -142,11 +148,7 @@ BOOST_AUTO_TEST_CASE(requests_made_by_reply_handlers_go_out_in_groups_of_at_most
         if (replies.size() != 1 || replies[0].text() != text) ++wrong;
       }
     };
-    std::vector<decltype(asio::co_spawn(ctx, worker(0), asio::deferred))> workers;
-    for (int w = 0; w < 64; ++w) workers.push_back(asio::co_spawn(ctx, worker(w), asio::deferred));
-    auto [order, exceptions] = co_await asio::experimental::make_parallel_group(std::move(workers))
-        .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
-    for (auto const& e : exceptions) BOOST_TEST(!e);
+    co_await run_workers(ctx, 64, worker);
     BOOST_TEST(wrong == 0);
     auto const requests = conn.stats().requests_written - before.requests_written;
     auto const writes = conn.stats().writes - before.writes;
