@@ -36,6 +36,10 @@ constexpr auto tuple_token = asio::as_tuple(asio::deferred);
 // Requests made while replies are being handled go out in groups of this many (handle_replies()).
 constexpr std::size_t requests_per_reply_flush = 16;
 
+// At most this many adjacent calls of one item script are merged into one command (take_for_write),
+// which bounds how long one command keeps Redis busy (64 lock calls: a few hundred µs).
+constexpr std::size_t calls_per_merged_script = 64;
+
 struct exec_entry {
   enum class state : std::uint8_t { queued, written, retry_wait, done };
 
@@ -47,6 +51,7 @@ struct exec_entry {
   late_reply_handler late;
   state st = state::queued;
   bool abandoned = false;  // the caller gave up after the request was written
+  std::size_t merged = 1;  // an item script call: how many calls its command carries from here
   unsigned retries = 0;
   clock_type::time_point retry_deadline{};
 };
@@ -350,6 +355,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     }
     if (in_flight_.empty()) return error::protocol_error;  // a reply nobody asked for
     auto const& e = in_flight_.front();
+    if (e->req.item_call()) return on_item_script_reply(std::move(v));
     if (e->replies_left > 0) {
       --e->replies_left;
     } else {
@@ -357,6 +363,23 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     }
     e->replies.push_back(std::move(v));
     complete_front_if_done();
+    return {};
+  }
+
+  // The reply to a command that carries one or more item script calls: each call gets its item's
+  // reply (a call alone gets the whole reply), or every call the reply that failed the whole
+  // command (NOSCRIPT, BUSY, OOM).
+  error_code on_item_script_reply(resp::value v) {
+    std::size_t const calls = in_flight_.front()->merged;
+    if (in_flight_.size() < calls) return error::protocol_error;
+    bool const per_item = calls > 1 && v.kind() == resp::type::array && v.elements().size() == calls;
+    for (std::size_t i = 0; i < calls; ++i) {
+      entry_ptr e = std::move(in_flight_.front());
+      in_flight_.pop_front();
+      e->replies_left = 0;
+      e->replies.push_back(per_item ? std::move(v.mutable_elements()[i]) : v);
+      finish(e);
+    }
     return {};
   }
 
@@ -371,17 +394,34 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     return !priority_queue_.empty() || (ready_ && !queue_.empty());
   }
 
+  // Adjacent calls of one item script go out as one command: Redis spends about as much on a script
+  // call as on a few of the commands inside it (W3: 16% less Redis CPU per lock pair merged).
   void take_for_write(std::deque<entry_ptr>& from, std::size_t& count) {
     while (!from.empty()) {
-      entry_ptr e = std::move(from.front());
-      from.pop_front();
-      write_buffer_ += e->req.payload();
-      e->st = exec_entry::state::written;
-      ++count;
-      if (e->replies_left == 0 && e->pushes_left == 0) {
-        finish_later(std::move(e), {});
+      std::size_t calls = 1;
+      resp::request const& first = from.front()->req;
+      while (calls < from.size() && calls < calls_per_merged_script &&
+             first.can_merge_with(from[calls]->req)) {
+        ++calls;
+      }
+      if (calls == 1) {
+        write_buffer_ += first.payload();
       } else {
-        in_flight_.push_back(std::move(e));
+        merging_.clear();
+        for (std::size_t i = 0; i < calls; ++i) merging_.push_back(&from[i]->req);
+        resp::request::append_merged(write_buffer_, merging_);
+      }
+      from.front()->merged = calls;
+      for (std::size_t i = 0; i < calls; ++i) {
+        entry_ptr e = std::move(from.front());
+        from.pop_front();
+        e->st = exec_entry::state::written;
+        ++count;
+        if (e->replies_left == 0 && e->pushes_left == 0) {
+          finish_later(std::move(e), {});
+        } else {
+          in_flight_.push_back(std::move(e));
+        }
       }
     }
   }
@@ -503,6 +543,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   std::size_t read_begin_ = 0;
   std::size_t read_end_ = 0;
   std::string write_buffer_;
+  std::vector<resp::request const*> merging_;  // calls being merged into one command
   std::deque<entry_ptr> priority_queue_;
   std::deque<entry_ptr> queue_;
   std::deque<entry_ptr> in_flight_;

@@ -106,8 +106,8 @@ void acquire_at_once(std::shared_ptr<client_core> const& self, acquire_args a,
   // Armed before the acquire is sent: the first renewal cannot be late.
   if (hold->watchdog) core.schedule_renewal(hold, clock_type::now());
   auto late = std::make_shared<late_acquire>(late_acquire{self, hold, 0});
-  auto request = script_request(scripts::lock_acquire, {hold->name, hold->token_key},
-                                {hold->owner, std::to_string(hold->lease.count())});
+  auto request = script_request(scripts::lock_calls, {hold->name, hold->token_key},
+                                {"acquire", hold->owner, std::to_string(hold->lease.count())});
   auto const sent = clock_type::now();
   auto slot = cancel ? cancel->signal.slot() : asio::cancellation_slot{};
   auto on_reply = [self, a = std::move(a), handler = std::move(handler), cancel, hold, late,
@@ -168,11 +168,11 @@ asio::awaitable<void> client_core::undo_acquire(std::string name, std::string ow
                                                 std::int64_t count_before) {
   auto self = shared_from_this();
   script_args args{{name, token_key_of(name)},
-                   {owner, std::to_string(conn.cfg().watchdog_lease.count()), channel_of(name),
-                    std::to_string(count_before + 1)}};
+                   {"release", owner, std::to_string(conn.cfg().watchdog_lease.count()),
+                    std::to_string(count_before + 1), channel_of(name)}};
   // The expected count makes this safe to repeat: it releases only the level that acquire added.
   for (;;) {
-    auto [ec, reply] = co_await run_script(conn, scripts::lock_release, args);
+    auto [ec, reply] = co_await run_script(conn, scripts::lock_calls, args);
     if (ec != error::ambiguous || stopped) co_return;
   }
 }
@@ -256,11 +256,11 @@ asio::awaitable<acquire_result> client_core::acquire(acquire_args a) {
       if (!hold->granted && hold->watchdog) schedule_renewal(hold, clock_type::now());
       auto late =
           std::make_shared<late_acquire>(late_acquire{self, hold, reentrant ? hold->count : 0});
-      script_args args{{a.name, token_key_of(a.name)}, {a.owner, lease_text}};
+      script_args args{{a.name, token_key_of(a.name)}, {"acquire", a.owner, lease_text}};
       if (count_before_lost_attempt) args.argv.push_back(std::to_string(*count_before_lost_attempt));
       auto const late_handler = make_late_handler(late);
       auto const sent = clock_type::now();
-      auto [ec, reply] = co_await run_script(conn, scripts::lock_acquire, args, late_handler);
+      auto [ec, reply] = co_await run_script(conn, scripts::lock_calls, args, late_handler);
       if (ec == asio::error::operation_aborted) {
         // Cancelled with the script in flight: a grant that arrives later is undone, and the
         // key stays unsettled until then.
@@ -274,7 +274,7 @@ asio::awaitable<acquire_result> client_core::acquire(acquire_args a) {
       }
       if (ec == error::ambiguous) {
         // The attempt may have gone through. Trying again with the count it started from is
-        // idempotent (lock_acquire.lua); if time is up instead, undo it should it have run.
+        // idempotent (acquire.lua); if time is up instead, undo it should it have run.
         std::int64_t const before = reentrant ? hold->count : 0;
         if (clock_type::now() >= deadline || cs.cancelled() != asio::cancellation_type::none) {
           asio::co_spawn(strand(), undo_acquire(a.name, a.owner, before), asio::detached);

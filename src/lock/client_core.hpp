@@ -116,7 +116,7 @@ error_code validate_name(std::string_view name);
 error_code validate_owner(std::string_view owner);
 error_code validate_duration(std::chrono::milliseconds d, bool zero_allowed);
 
-// What an acquire script call answered (lock_acquire.lua): a hold with its token and count, the
+// What an acquire script call answered (acquire.lua): a hold with its token and count, the
 // PTTL of another owner's hold, or something no version of the script returns.
 struct acquire_reply {
   enum class outcome { held, busy, unexpected };

@@ -3,7 +3,7 @@
 // The waiters of one lock inside one client, in arrival order. Only the head tries the lock when
 // an unlock message arrives (one message wakes one waiter); the others wait for their turn, so a
 // task that just released cannot jump ahead of tasks that have been waiting (no barging inside a
-// process). A release can also hand the lock to the head directly (see lock_release.lua).
+// process). A release can also hand the lock to the head directly (see release.lua).
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>

@@ -38,7 +38,57 @@ bool is_subscribe_family(std::string_view command) noexcept {
   return false;
 }
 
+void request::push_item_script_call(bool by_digest, std::string_view script,
+                                    std::span<std::string_view const> keys,
+                                    std::span<std::string_view const> args) {
+  item_script_call call{.keys = keys.size(), .args = args.size()};
+  std::string_view const command = by_digest ? "EVALSHA" : "EVAL";
+  char count[24];
+  begin_command(command, 3 + keys.size() + args.size());
+  append_bulk(script);
+  if (by_digest) {
+    call.digest_size = script.size();
+    call.digest_begin = payload_.size() - 2 - script.size();
+  }
+  append_bulk(format_integer(count, static_cast<std::int64_t>(keys.size())));
+  call.keys_begin = payload_.size();
+  for (auto const k : keys) append_bulk(k);
+  call.args_begin = payload_.size();
+  for (auto const a : args) append_bulk(a);
+  end_command(command, 2 + keys.size() + args.size());
+  if (commands_ == 1) item_call_ = call;  // the connection merges only requests of one call
+}
+
+bool request::can_merge_with(request const& other) const noexcept {
+  auto const& a = item_call_;
+  auto const& b = other.item_call_;
+  return a && b && a->digest_size > 0 &&
+         std::string_view{payload_}.substr(a->digest_begin, a->digest_size) ==
+             std::string_view{other.payload_}.substr(b->digest_begin, b->digest_size);
+}
+
+void request::append_merged(std::string& out, std::span<request const* const> calls) {
+  std::size_t keys = 0, args = 0;
+  for (auto const* c : calls) {
+    keys += c->item_call_->keys;
+    args += c->item_call_->args;
+  }
+  request head;
+  char count[24];
+  head.begin_command("EVALSHA", 3 + keys + args);
+  auto const& first = *calls.front();
+  head.append_bulk(std::string_view{first.payload_}.substr(first.item_call_->digest_begin,
+                                                          first.item_call_->digest_size));
+  head.append_bulk(format_integer(count, static_cast<std::int64_t>(keys)));
+  out += head.payload_;
+  for (auto const* c : calls) {
+    out.append(c->payload_, c->item_call_->keys_begin, c->item_call_->args_begin - c->item_call_->keys_begin);
+  }
+  for (auto const* c : calls) out.append(c->payload_, c->item_call_->args_begin);
+}
+
 void request::clear() {
+  item_call_.reset();
   payload_.clear();
   commands_ = 0;
   expected_replies_ = 0;
@@ -53,6 +103,7 @@ void request::begin_command(std::string_view command, std::size_t arguments) {
 
 void request::end_command(std::string_view command, std::size_t arguments) {
   ++commands_;
+  item_call_.reset();  // push_item_script_call() sets it again for a request of one call
   if (is_subscribe_family(command)) {
     // Redis confirms each channel with its own push. An unsubscribe from everything (no
     // channel given) is not counted: its confirmations depend on server state.

@@ -135,9 +135,10 @@ double run_minimal(std::uint16_t port, std::string const& owner, int n) {
   std::string const name{lock_name};
   std::string const token_key = redisync::detail::token_key_of(name);
   std::string const channel = redisync::detail::channel_of(name);
-  auto const acquire = redisync::detail::script_request(scripts::lock_acquire, {name, token_key}, {owner, "30000"});
+  auto const acquire =
+      redisync::detail::script_request(scripts::lock_calls, {name, token_key}, {"acquire", owner, "30000"});
   auto const release =
-      redisync::detail::script_request(scripts::lock_release, {name, token_key}, {owner, "30000", channel});
+      redisync::detail::script_request(scripts::lock_calls, {name, token_key}, {"release", owner, "30000", "", channel});
   minimal_client client{port};
   for (int i = 0; i < warmup; ++i) {
     client.round_trip(acquire.payload());
@@ -163,9 +164,7 @@ int main(int argc, char** argv) {
   }
   redisync::process::redis_server redis;
   std::string const floor_sha{redis.command({"SCRIPT", "LOAD", redisync::bench::lock_step}).text()};
-  for (auto const* s : {&redisync::detail::scripts::lock_acquire, &redisync::detail::scripts::lock_release}) {
-    redis.command({"SCRIPT", "LOAD", std::string{s->source}});
-  }
+  redis.command({"SCRIPT", "LOAD", std::string{redisync::detail::scripts::lock_calls.source}});
   // The minimal client's owner has the library's format: <client uuid>:<id>.
   std::string const owner = "9f3c2a4e-1b7d-4c55-8a0e-2d6f1e9b7c31:1";
   std::vector<double> library, minimal, floor;

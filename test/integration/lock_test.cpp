@@ -476,6 +476,109 @@ BOOST_AUTO_TEST_CASE(a_key_of_the_wrong_type_gives_a_typed_error_and_stays_untou
   });
 }
 
+namespace {
+
+// Starts `lock.acquire()` for every lock at once and waits for all of them.
+asio::awaitable<std::vector<std::tuple<error_code, held>>> acquire_all(std::vector<redisync::lock>& locks) {
+  std::vector<std::tuple<error_code, held>> results(locks.size());
+  std::size_t done = 0;
+  redisync::test::event all_done{co_await asio::this_coro::executor};
+  for (std::size_t i = 0; i < locks.size(); ++i) {
+    auto on_done = [&, i](error_code ec, held h) {
+      results[i] = {ec, std::move(h)};
+      if (++done == locks.size()) all_done.notify();
+    };
+    locks[i].acquire(on_done);
+  }
+  BOOST_TEST_REQUIRE(co_await all_done.wait(10s));
+  co_return results;
+}
+
+// A first lock call loads the scripts on a fresh server (EVALSHA fails with NOSCRIPT, EVAL loads).
+asio::awaitable<void> load_scripts(asio::io_context& ctx, redisync::process::redis_server const& redis) {
+  running_client c{ctx, redisync::test::fast_config(redis)};
+  auto h = co_await c->make_lock("load-scripts").acquire(asio::use_awaitable);
+  co_await h.release(asio::use_awaitable);
+  co_await c.stop();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(lock_calls_queued_together_go_to_redis_as_one_script_call) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    co_await load_scripts(ctx, redis);
+    auto const calls_before = redisync::test::command_calls(redis, "evalsha");
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    std::vector<redisync::lock> locks;
+    for (int i = 0; i < 10; ++i) locks.push_back(c->make_lock("together-" + std::to_string(i)));
+    // Made before the connection is up, the acquires wait in its queue and go out together.
+    auto results = co_await acquire_all(locks);
+    BOOST_TEST(redisync::test::command_calls(redis, "evalsha") - calls_before == 1);
+    for (std::size_t i = 0; i < locks.size(); ++i) {
+      auto& [ec, h] = results[i];
+      BOOST_TEST_REQUIRE(!ec);
+      std::string const name = "together-" + std::to_string(i);
+      BOOST_TEST(redisync::test::hget_count(redis, name, locks[i].owner_id()) == 1);
+      // Each lock's own token (the calls share one TIME read, so locks may share a token value).
+      BOOST_TEST(redis.command({"GET", "redisson_lock_token:{" + name + "}"}).text() == std::to_string(h.token()));
+      co_await h.release(asio::use_awaitable);
+    }
+    redisync::test::expect_nothing_left(redis);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(merged_lock_calls_on_a_server_without_the_script_load_it_and_all_succeed) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    std::vector<redisync::lock> locks;
+    for (int i = 0; i < 10; ++i) locks.push_back(c->make_lock("fresh-" + std::to_string(i)));
+    // The merged EVALSHA fails with NOSCRIPT for every call in it; each call tries again.
+    auto results = co_await acquire_all(locks);
+    for (std::size_t i = 0; i < locks.size(); ++i) {
+      auto& [ec, h] = results[i];
+      BOOST_TEST_REQUIRE(!ec, "lock " << i << ": " << ec.message());
+      BOOST_TEST(redisync::test::hget_count(redis, "fresh-" + std::to_string(i), locks[i].owner_id()) == 1);
+      co_await h.release(asio::use_awaitable);
+    }
+    redisync::test::expect_nothing_left(redis);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_key_of_the_wrong_type_fails_only_its_own_call_in_a_merged_script_call) {
+  redisync::process::redis_server redis;
+  redis.command({"SET", "merged-3", "precious"});
+  redis.command({"HSET", "redisson_lock_token:{merged-5}", "x", "1"});
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    co_await load_scripts(ctx, redis);
+    auto const calls_before = redisync::test::command_calls(redis, "evalsha");
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    std::vector<redisync::lock> locks;
+    for (int i = 0; i < 8; ++i) locks.push_back(c->make_lock("merged-" + std::to_string(i)));
+    auto results = co_await acquire_all(locks);
+    // One merged call, and a second try of each failed acquire to report (merged or not).
+    BOOST_TEST(redisync::test::command_calls(redis, "evalsha") - calls_before <= 3);
+    for (std::size_t i = 0; i < locks.size(); ++i) {
+      auto& [ec, h] = results[i];
+      if (i == 3 || i == 5) {
+        BOOST_TEST((ec == error::wrong_type), "lock " << i << ": " << ec.message());
+        continue;
+      }
+      BOOST_TEST_REQUIRE(!ec, "lock " << i << ": " << ec.message());
+      BOOST_TEST(redisync::test::hget_count(redis, "merged-" + std::to_string(i), locks[i].owner_id()) == 1);
+      co_await h.release(asio::use_awaitable);
+    }
+    BOOST_TEST(redis.command({"GET", "merged-3"}).text() == "precious");
+    BOOST_TEST(redis.command({"EXISTS", "merged-5"}).integer() == 0);
+    BOOST_TEST(c->stats().holds == 0u);
+    redisync::test::expect_nothing_left(redis, {"merged-3"});
+    co_await c.stop();
+  });
+}
+
 BOOST_AUTO_TEST_CASE(invalid_arguments_are_rejected_before_any_io) {
   redisync::process::redis_server redis;
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {

@@ -1,0 +1,35 @@
+-- One acquire: the owner's hold count in the lock hash goes up by one, the lease is renewed.
+-- `retry_of` is '' or, on a retry, the hold count the owner had before an attempt whose outcome
+-- was lost with a connection: if the count is already one higher, that attempt went through.
+-- Returns the fencing token of a fresh hold (hold count 1), the cheapest reply for the common
+-- case; {token, hold count} when the owner already held the lock; {PTTL} when another owner
+-- holds it; the error when a key has another type.
+local function acquire(lock, token_key, owner, lease, retry_of)
+  if retry_of ~= '' then
+    local held = redis.pcall('hget', lock, owner)
+    if type(held) == 'table' then return held end
+    local count = tonumber(held or '0')
+    if count == tonumber(retry_of) + 1 then
+      local token = redis.pcall('get', token_key)
+      if type(token) == 'table' then return token end
+      redis.call('pexpire', lock, lease)
+      return {token or '0', count}
+    end
+  end
+  if redis.call('exists', lock) == 1 then
+    local mine = redis.pcall('hexists', lock, owner)
+    if type(mine) == 'table' then return mine end
+    if mine == 0 then return {redis.call('pttl', lock)} end
+    local token = redis.pcall('get', token_key)
+    if type(token) == 'table' then return token end
+    local count = redis.pcall('hincrby', lock, owner, 1)
+    if type(count) == 'table' then return count end
+    redis.call('pexpire', lock, lease)
+    return {token or '0', count}
+  end
+  local token = next_token(token_key)
+  if type(token) == 'table' then return token end
+  redis.call('hset', lock, owner, '1')
+  redis.call('pexpire', lock, lease)
+  return token
+end
