@@ -27,6 +27,9 @@ def best_peer(rows, workload, rate):
 def check(path):
     rows = load(path)
     limits = {r['test']: r['rps'] for r in rows if r.get('workload') == 'LIMIT'}
+    if 'evalsha -c1 -P1' not in limits:
+        print(f"{path}: no redis-benchmark limits (an unfinished run?)")
+        return False
     floor = limits['evalsha -c1 -P1'] / 2
     best_w2 = best_peer(rows, 'W2', 'cs_per_s')
     best_w3 = best_peer(rows, 'W3', 'ops_per_s')
