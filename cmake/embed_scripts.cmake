@@ -1,9 +1,9 @@
 # Embeds Lua scripts into a generated C++ source: one `script` object per file, named after the file,
 # holding the text and its SHA1 (EVALSHA needs the digest of the exact bytes sent by EVAL). A line
 # `-- include: NAME.lua` is replaced by src/scripts/include/NAME.lua, so that scripts share helper
-# code. A line `-- items: K keys, A arguments` declares a script that takes one or more items of K
-# keys and A arguments each and answers with one reply per item (see script::item_keys). The
-# generated files are rewritten at configure time; editing a script re-runs it.
+# code. A line starting `-- items:` declares a script whose calls the connection may merge (see
+# script::takes_items). The generated files are rewritten at configure time; editing a script
+# re-runs it.
 function(redisync_embed_scripts out_var out_cpp)
   set(scripts ${ARGN})
   get_filename_component(out_dir ${out_cpp} DIRECTORY)
@@ -23,11 +23,9 @@ function(redisync_embed_scripts out_var out_cpp)
       file(READ ${dir}/include/${included} included_text)
       string(REPLACE "${line}\n" "${included_text}" text "${text}")
     endforeach()
-    set(item_keys 0)
-    set(item_args 0)
-    if(text MATCHES "-- items: ([0-9]+) keys, ([0-9]+) arguments")
-      set(item_keys ${CMAKE_MATCH_1})
-      set(item_args ${CMAKE_MATCH_2})
+    set(takes_items false)
+    if(text MATCHES "\n-- items:")
+      set(takes_items true)
     endif()
     string(SHA1 digest "${text}")
     string(HEX "${text}" hex)
@@ -36,7 +34,7 @@ function(redisync_embed_scripts out_var out_cpp)
     string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
     string(APPEND header "extern script const ${name};\n")
     string(APPEND body "static constexpr char ${name}_text[] = {${bytes}};\n")
-    string(APPEND body "script const ${name}{\"${name}\", \"${digest}\", {${name}_text, ${size}}, ${item_keys}, ${item_args}};\n")
+    string(APPEND body "script const ${name}{\"${name}\", \"${digest}\", {${name}_text, ${size}}, ${takes_items}};\n")
   endforeach()
   string(APPEND header "}  // namespace redisync::detail::scripts\n")
   string(APPEND body "}  // namespace redisync::detail::scripts\n")

@@ -168,8 +168,8 @@ asio::awaitable<void> client_core::undo_acquire(std::string name, std::string ow
                                                 std::int64_t count_before) {
   auto self = shared_from_this();
   script_args args{{name, token_key_of(name)},
-                   {"release", owner, std::to_string(conn.cfg().watchdog_lease.count()),
-                    std::to_string(count_before + 1), channel_of(name)}};
+                   {"release-with", owner, std::to_string(conn.cfg().watchdog_lease.count()),
+                    channel_of(name), std::to_string(count_before + 1), "", ""}};
   // The expected count makes this safe to repeat: it releases only the level that acquire added.
   for (;;) {
     auto [ec, reply] = co_await run_script(conn, scripts::lock_calls, args);
@@ -257,7 +257,10 @@ asio::awaitable<acquire_result> client_core::acquire(acquire_args a) {
       auto late =
           std::make_shared<late_acquire>(late_acquire{self, hold, reentrant ? hold->count : 0});
       script_args args{{a.name, token_key_of(a.name)}, {"acquire", a.owner, lease_text}};
-      if (count_before_lost_attempt) args.argv.push_back(std::to_string(*count_before_lost_attempt));
+      if (count_before_lost_attempt) {
+        args.argv[0] = "retry-acquire";
+        args.argv.push_back(std::to_string(*count_before_lost_attempt));
+      }
       auto const late_handler = make_late_handler(late);
       auto const sent = clock_type::now();
       auto [ec, reply] = co_await run_script(conn, scripts::lock_calls, args, late_handler);

@@ -102,13 +102,13 @@ asio::awaitable<std::tuple<error_code>> client_core::release(std::string name, s
   clock_type::time_point sent;
   resp::value reply;
   for (;;) {
-    script_args args{{name, token_key_of(name)},
-                     {"release", owner, lease_text,
-                      count_before_lost_attempt ? std::to_string(*count_before_lost_attempt) : "",
-                      channel}};
-    if (target) {
-      args.argv.push_back(target->owner);
-      args.argv.push_back(std::to_string(target->lease.count()));
+    script_args args{{name}, {"release", owner, lease_text, channel}};
+    if (count_before_lost_attempt || target) {
+      args.keys.push_back(token_key_of(name));
+      args.argv[0] = "release-with";
+      args.argv.push_back(count_before_lost_attempt ? std::to_string(*count_before_lost_attempt) : "");
+      args.argv.push_back(target ? target->owner : "");
+      args.argv.push_back(target ? std::to_string(target->lease.count()) : "");
     }
     sent = clock_type::now();
     auto [ec, r] = co_await run_script(conn, scripts::lock_calls, args);
@@ -179,8 +179,8 @@ void client_core::release_at_once(std::string name, std::string owner,
     return;
   }
   wheel.cancel(hold->renewal_entry);  // no renewal may follow the release
-  auto request = script_request(scripts::lock_calls, {hold->name, hold->token_key},
-                                {"release", hold->owner, std::to_string(hold->lease.count()), "",
+  auto request = script_request(scripts::lock_calls, {hold->name},
+                                {"release", hold->owner, std::to_string(hold->lease.count()),
                                  hold->channel});
   auto const sent = clock_type::now();
   auto on_reply = [self = shared_from_this(), guard = std::move(guard), hold, sent,

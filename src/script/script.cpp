@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 #include <span>
 
 namespace redisync::detail {
@@ -28,12 +27,9 @@ resp::request make_script_request(script const& s, std::span<T const> keys, std:
                                                : std::span<std::string_view>{small.data(), n};
   std::copy(argv.begin(), argv.end(), std::copy(keys.begin(), keys.end(), tail.begin()));
   resp::request req{opts};
-  if (s.item_keys > 0) {
-    assert(keys.size() == s.item_keys && argv.size() <= s.item_args && s.item_args <= 8);
-    std::array<std::string_view, 8> item_args{};  // the missing arguments stay ''
-    std::copy(argv.begin(), argv.end(), item_args.begin());
+  if (s.takes_items) {
     req.push_item_script_call(by_digest, by_digest ? s.sha1 : s.source, tail.first(keys.size()),
-                              std::span{item_args}.first(s.item_args));
+                              tail.subspan(keys.size()));
     return req;
   }
   if (by_digest) {

@@ -18,12 +18,12 @@ struct script {
   std::string_view name;
   std::string_view sha1;
   std::string_view source;
-  // A script that takes items (a line `-- items: K keys, A arguments` in its source): each call
-  // gives item_keys keys, and up to item_args arguments, the missing ones sent as ''. Calls can be
-  // merged (resp::request::push_item_script_call); each still gets its own item's reply. 0 for an
-  // ordinary script.
-  std::size_t item_keys = 0;
-  std::size_t item_args = 0;
+  // A script that takes items (a line `-- items:` in its source): each call is one item, whose
+  // first argument tells the script how many keys and arguments it has. The connection merges
+  // adjacent calls into one (resp::request::push_item_script_call); the script answers a call
+  // alone with its item's reply and merged calls with an array of them, and the connection hands
+  // each caller its own.
+  bool takes_items = false;
 };
 
 struct script_args {

@@ -1,13 +1,17 @@
--- Acquires and releases of reentrant locks in Redisson's layout: hash KEYS[1] maps an owner to its
+-- Acquires and releases of reentrant locks in Redisson's layout: a lock hash maps an owner to its
 -- hold count, and the hash's PEXPIRE is the lease; every fresh hold gets a fencing token from the
--- token key. One call carries one or more of them: the connection merges adjacent calls, because
--- Redis spends about as much time on a script call as on the commands inside a lock call.
--- items: 2 keys, 7 arguments
---   keys: the lock hash, its token key
---   arguments: 'acquire' or 'release', owner, lease in ms, '' or the hold count before an attempt
---              whose outcome was lost with a connection; for a release also the lock's channel,
---              and '' or the owner to hand the lock to and its lease in ms
--- Returns the reply of acquire.lua or release.lua; for more than one item, an array of them.
+-- lock's token key. One call carries one or more of them: the connection merges adjacent calls,
+-- because Redis spends about as much time on a script call as on the commands inside a lock call.
+-- items: each led by its operation, which says how many keys and arguments follow:
+--   acquire        keys: lock, token key   arguments: owner, lease in ms
+--   retry-acquire  keys: lock, token key   arguments: owner, lease in ms, the hold count before
+--                                          an attempt whose outcome was lost with a connection
+--   release        keys: lock              arguments: owner, lease in ms, the lock's channel
+--   release-with   keys: lock, token key   arguments: owner, lease in ms, the lock's channel,
+--                                          '' or the hold count before a lost attempt, '' or the
+--                                          owner to hand the lock to, and its lease in ms
+-- (Only what an operation needs is sent: every argument costs Redis time to parse and to pass to
+-- Lua.) Returns the reply of acquire.lua or release.lua; for more than one item, an array of them.
 -- Counts and PTTLs are integers, tokens decimal strings (next_token.lua says why).
 -- An item's failure must neither stop the items after it nor undo the ones before: its reads come
 -- before its writes, and the commands that can fail go through pcall and end only that item.
@@ -15,20 +19,37 @@
 -- include: acquire.lua
 -- include: release.lua
 
-local function run(i)
-  local a = 7 * i
-  if ARGV[a - 6] == 'acquire' then
-    return acquire(KEYS[2 * i - 1], KEYS[2 * i], ARGV[a - 5], ARGV[a - 4], ARGV[a - 3])
+local k, a = 1, 1  -- the next item's first key and its operation
+
+local function run_next()
+  local op = ARGV[a]
+  local reply
+  if op == 'acquire' then
+    reply = acquire(KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[a + 2], '')
+    k, a = k + 2, a + 3
+  elseif op == 'retry-acquire' then
+    reply = acquire(KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3])
+    k, a = k + 2, a + 4
+  elseif op == 'release' then
+    reply = release(KEYS[k], nil, ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], '', '', '')
+    k, a = k + 1, a + 4
+  elseif op == 'release-with' then
+    reply = release(KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4],
+                    ARGV[a + 5], ARGV[a + 6])
+    k, a = k + 2, a + 7
+  else
+    reply = redis.error_reply('ERR unknown lock operation')
+    a = #ARGV + 1  -- the rest of the items cannot be found either
   end
-  return release(KEYS[2 * i - 1], KEYS[2 * i], ARGV[a - 5], ARGV[a - 4], ARGV[a - 3], ARGV[a - 2],
-                 ARGV[a - 1], ARGV[a])
+  return reply
 end
 
-if #KEYS == 2 then
-  return run(1)  -- one call alone answers without the array: a table costs Redis time
+local first = run_next()
+if a > #ARGV then
+  return first  -- one call alone answers without the array: a table costs Redis time
 end
-local replies = {}
-for i = 1, #KEYS / 2 do
-  replies[i] = run(i)
+local replies = {first}
+while a <= #ARGV do
+  replies[#replies + 1] = run_next()
 end
 return replies

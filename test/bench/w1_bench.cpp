@@ -138,7 +138,7 @@ double run_minimal(std::uint16_t port, std::string const& owner, int n) {
   auto const acquire =
       redisync::detail::script_request(scripts::lock_calls, {name, token_key}, {"acquire", owner, "30000"});
   auto const release =
-      redisync::detail::script_request(scripts::lock_calls, {name, token_key}, {"release", owner, "30000", "", channel});
+      redisync::detail::script_request(scripts::lock_calls, {name}, {"release", owner, "30000", channel});
   minimal_client client{port};
   for (int i = 0; i < warmup; ++i) {
     client.round_trip(acquire.payload());

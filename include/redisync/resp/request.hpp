@@ -58,8 +58,9 @@ class request {
     end_command(command, sizeof...(head) + tail_size);
   }
 
-  // A call of a script that takes items: a fixed number of keys and arguments per item; called
-  // with one item it answers with that item's reply, with several with an array of their replies.
+  // A call of a script that takes items (its keys and arguments are one or more items, which the
+  // script tells apart); called with one item it answers with that item's reply, with several
+  // with an array of their replies.
   // `by_digest` sends EVALSHA with `script` as the digest, otherwise EVAL with `script` as the
   // body. Must be the request's only command. The connection writes adjacent EVALSHA calls of one
   // item script as one command (append_merged) and hands each call its own item's reply.
