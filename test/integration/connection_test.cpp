@@ -12,11 +12,14 @@
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 #include <fmt/core.h>
 
+#include <array>
 #include <atomic>
+#include <functional>
 #include <optional>
 
 namespace asio = boost::asio;
@@ -523,6 +526,97 @@ BOOST_AUTO_TEST_CASE(loading_replies_are_retried_with_backoff) {
 
 BOOST_AUTO_TEST_CASE(busy_replies_are_retried_with_backoff) {
   transient_errors_are_retried("-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.\r\n");
+}
+
+// Three calls of an item script ("k1" "a1" ... "k3" "a3"), made before the connection is up so
+// that they wait in its queue together; returns what each call completed with.
+asio::awaitable<std::vector<std::tuple<error_code, response>>> three_item_calls(connection& conn) {
+  std::vector<std::tuple<error_code, response>> results(3);
+  int done = 0;
+  event all_done{co_await asio::this_coro::executor};
+  for (int i = 0; i < 3; ++i) {
+    std::string const key = fmt::format("k{}", i + 1), arg = fmt::format("a{}", i + 1);
+    std::array<std::string_view, 1> const keys{key}, args{arg};
+    request req;
+    req.push_item_script_call(true, "sha", keys, args);
+    auto on_reply = [&, i](error_code ec, response r) {
+      results[i] = {ec, std::move(r)};
+      if (++done == 3) all_done.notify();
+    };
+    conn.exec(std::move(req), on_reply);
+  }
+  BOOST_TEST_REQUIRE(co_await all_done.wait(10s));
+  co_return results;
+}
+
+// A server that answers HELLO and hands every other command to `answer`, keeping what it got.
+struct item_script_server {
+  std::vector<std::vector<std::string>> commands;
+  std::function<std::string(std::vector<std::string> const&)> answer;
+  std::string operator()(std::vector<std::string> const& cmd) {
+    if (cmd[0] == "HELLO") return redisync::test::fake_redis::hello_reply();
+    commands.push_back(cmd);
+    return answer(cmd);
+  }
+};
+
+void with_item_script_server(
+    std::function<std::string(std::vector<std::string> const&)> answer,
+    std::function<void(item_script_server const&, std::vector<std::tuple<error_code, response>> const&)> check) {
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto state = std::make_shared<item_script_server>();
+    redisync::test::fake_redis server{ctx.get_executor(), [state](auto const& cmd) { return (*state)(cmd); }};
+    state->answer = [&](auto const& cmd) { return answer(cmd); };
+    config cfg;
+    cfg.port = server.port();
+    cfg.health_check_interval = 0ms;
+    cfg.reconnect_delay_min = 10ms;
+    connection conn{ctx.get_executor(), cfg};
+    running r{conn};
+    auto const results = co_await three_item_calls(conn);
+    check(*state, results);
+    co_await r.stop();
+    server.close();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(adjacent_item_script_calls_go_out_as_one_command_and_each_gets_its_own_reply) {
+  with_item_script_server(
+      [](auto const&) { return std::string{"*3\r\n:1\r\n$2\r\nr2\r\n*1\r\n:3\r\n"}; },
+      [](item_script_server const& server, auto const& results) {
+        BOOST_TEST_REQUIRE(server.commands.size() == 1u);
+        std::vector<std::string> const expected{"EVALSHA", "sha", "3", "k1", "k2", "k3", "a1", "a2", "a3"};
+        BOOST_TEST(server.commands[0] == expected, boost::test_tools::per_element());
+        for (auto const& [ec, replies] : results) {
+          BOOST_TEST(!ec);
+          BOOST_TEST_REQUIRE(replies.size() == 1u);
+        }
+        BOOST_TEST(std::get<1>(results[0])[0].integer() == 1);
+        BOOST_TEST(std::get<1>(results[1])[0].text() == "r2");
+        BOOST_TEST(std::get<1>(results[2])[0].elements()[0].integer() == 3);  // an array item stays whole
+      });
+}
+
+BOOST_AUTO_TEST_CASE(a_reply_that_fails_a_merged_command_goes_to_every_call_in_it) {
+  with_item_script_server(
+      [](auto const&) { return std::string{"-NOSCRIPT No matching script.\r\n"}; },
+      [](item_script_server const& server, auto const& results) {
+        BOOST_TEST(server.commands.size() == 1u);
+        for (auto const& [ec, replies] : results) {
+          BOOST_TEST(!ec);
+          BOOST_TEST_REQUIRE(replies.size() == 1u);
+          BOOST_TEST((redisync::check_replies(replies) == redisync::error::no_script));
+        }
+      });
+}
+
+BOOST_AUTO_TEST_CASE(every_call_in_a_merged_command_lost_with_the_connection_is_ambiguous) {
+  with_item_script_server(
+      [](auto const&) { return redisync::test::fake_redis::hang_up(); },
+      [](item_script_server const& server, auto const& results) {
+        BOOST_TEST(server.commands.size() == 1u);
+        for (auto const& [ec, replies] : results) BOOST_TEST((ec == redisync::error::ambiguous));
+      });
 }
 
 BOOST_AUTO_TEST_CASE(a_reply_nobody_asked_for_drops_the_connection) {

@@ -40,6 +40,9 @@ class fake_redis {
     }
   }
 
+  // A script's answer that closes the connection instead of replying.
+  static std::string hang_up() { return std::string{"\0hang up", 8}; }
+
   // The usual HELLO reply, enough for the handshake.
   static std::string hello_reply() {
     return "%3\r\n$6\r\nserver\r\n$5\r\nredis\r\n$5\r\nproto\r\n:3\r\n$4\r\nrole\r\n$6\r\nmaster\r\n";
@@ -70,6 +73,11 @@ class fake_redis {
         auto const message = parser.take_value();
         for (auto const& e : message.elements()) command.emplace_back(e.text());
         std::string const reply = (*s)(command);
+        if (reply == hang_up()) {
+          boost::system::error_code ignored;
+          socket->close(ignored);
+          co_return;
+        }
         auto [wec, n] =
             co_await asio::async_write(*socket, asio::buffer(reply), asio::as_tuple(asio::use_awaitable));
         if (wec) co_return;
