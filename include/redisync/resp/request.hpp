@@ -58,20 +58,21 @@ class request {
     end_command(command, sizeof...(head) + tail_size);
   }
 
-  // A call of a script that takes items (its keys and arguments are one or more items, which the
-  // script tells apart); called with one item it answers with that item's reply, with several
-  // with an array of their replies.
-  // `by_digest` sends EVALSHA with `script` as the digest, otherwise EVAL with `script` as the
-  // body. Must be the request's only command. The connection writes adjacent EVALSHA calls of one
-  // item script as one command (append_merged) and hands each call its own item's reply.
+  // One call of a script that takes items: the call is one item, and the script answers a call
+  // alone with that item's reply and several calls merged into one command with an array of
+  // their replies. `by_digest` sends EVALSHA with `script` as the digest, otherwise EVAL with
+  // `script` as the body. Must be the request's only command. The connection writes adjacent
+  // EVALSHA calls of one item script as one command (append_merged) and hands each call its own
+  // item's reply.
   void push_item_script_call(bool by_digest, std::string_view script,
                              std::span<std::string_view const> keys,
                              std::span<std::string_view const> args);
+  // Where the parts of an item script call are in the payload.
   struct item_script_call {
-    std::size_t digest_begin = 0;  // the digest's bytes in the payload; 0 for EVAL (never merged)
-    std::size_t digest_size = 0;
-    std::size_t keys_begin = 0;  // where the keys' bulk strings begin in the payload
-    std::size_t args_begin = 0;  // where the arguments' bulk strings begin
+    std::size_t digest_begin = 0;  // the digest's bytes (EVALSHA)
+    std::size_t digest_size = 0;   // 0 for EVAL, which is never merged
+    std::size_t keys_begin = 0;    // where the keys' bulk strings begin
+    std::size_t args_begin = 0;    // where the arguments' bulk strings begin
     std::size_t keys = 0;
     std::size_t args = 0;
   };
