@@ -43,6 +43,10 @@ void request::push_item_script_call(bool by_digest, std::string_view script,
                                     std::span<std::string_view const> args) {
   item_script_call call{.keys = keys.size(), .args = args.size()};
   std::string_view const command = by_digest ? "EVALSHA" : "EVAL";
+  std::size_t bytes = 64 + script.size();
+  for (auto const k : keys) bytes += k.size() + 16;
+  for (auto const a : args) bytes += a.size() + 16;
+  payload_.reserve(payload_.size() + bytes);  // one allocation for the whole command
   char count[24];
   begin_command(command, 3 + keys.size() + args.size());
   append_bulk(script);
