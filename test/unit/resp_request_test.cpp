@@ -74,15 +74,16 @@ BOOST_AUTO_TEST_CASE(an_item_script_call_is_an_ordinary_evalsha) {
 }
 
 BOOST_AUTO_TEST_CASE(merged_calls_carry_all_keys_then_all_arguments_in_order) {
+  // Items of different sizes, as the lock calls send them.
   auto const a = item_call(true, "abc", {"k1", "t1"}, {"acquire", "o1", ""});
-  auto const b = item_call(true, "abc", {"k2", "t2"}, {"release", "o2", "30000"});
+  auto const b = item_call(true, "abc", {"k2"}, {"release", "o2", "30000", "c2"});
   auto const c = item_call(true, "abc", {"k3", "t3"}, {"acquire", "o3", "7"});
   std::array<request const*, 3> const calls{&a, &b, &c};
   std::string merged;
   request::append_merged(merged, calls);
   request expected;
-  expected.push("EVALSHA", "abc", 6, "k1", "t1", "k2", "t2", "k3", "t3", "acquire", "o1", "",
-                "release", "o2", "30000", "acquire", "o3", "7");
+  expected.push("EVALSHA", "abc", 5, "k1", "t1", "k2", "k3", "t3", "acquire", "o1", "", "release",
+                "o2", "30000", "c2", "acquire", "o3", "7");
   BOOST_TEST(merged == expected.payload());
 }
 
