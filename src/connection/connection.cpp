@@ -377,7 +377,11 @@ struct connection::impl : std::enable_shared_from_this<impl> {
       entry_ptr e = std::move(in_flight_.front());
       in_flight_.pop_front();
       e->replies_left = 0;
-      e->replies.push_back(per_item ? std::move(v.mutable_elements()[i]) : v);
+      if (per_item) {
+        e->replies.push_back(std::move(v.mutable_elements()[i]));
+      } else {
+        e->replies.push_back(i + 1 == calls ? std::move(v) : v);  // a call alone: no copy
+      }
       finish(e);
     }
     return {};
