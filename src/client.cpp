@@ -12,10 +12,14 @@ using boost::system::error_code;
 
 namespace {
 
+// A longer poll would hold a core for a whole network round trip instead of a loopback one.
+constexpr std::chrono::microseconds max_reply_spin{10000};
+
 config validated(config cfg) {
   bool const ok = cfg.watchdog_lease.count() > 0 && cfg.watchdog_tick.count() > 0 &&
                   cfg.watchdog_tick < cfg.watchdog_lease / 3 && cfg.wait_poll_cap.count() > 0 &&
                   cfg.subscription_linger.count() >= 0 && cfg.connect_timeout.count() > 0 &&
+                  cfg.reply_spin.count() >= 0 && cfg.reply_spin <= max_reply_spin &&
                   !cfg.client_name.empty() &&
                   cfg.client_name.find_first_of(" \r\n") == std::string::npos;
   if (!ok) {

@@ -35,6 +35,8 @@ struct connection_stats {
   std::uint64_t connect_attempts = 0;
   std::uint64_t writes = 0;           // socket writes (each may carry many requests)
   std::uint64_t requests_written = 0;
+  std::uint64_t reply_spin_hits = 0;    // replies read while polling (config::reply_spin)
+  std::uint64_t reply_spin_misses = 0;  // polls that gave up and slept
 };
 
 class connection {

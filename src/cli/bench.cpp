@@ -15,10 +15,12 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 
 namespace redisync::cli {
 
@@ -317,7 +319,8 @@ asio::awaitable<json::object> w3(bench_context& b) {
                          {"cmd_breakdown", d.breakdown}};
 }
 
-asio::awaitable<int> bench(asio::io_context& ctx, std::string url, std::string workload, bool watchdog) {
+asio::awaitable<int> bench(asio::io_context& ctx, std::string url, std::string workload, bool watchdog,
+                           std::optional<std::chrono::microseconds> reply_spin) {
   params p;
   json::object out{{"peer", watchdog ? "redisync(watchdog)" : "redisync"},
                    {"lang", "c++"},
@@ -328,7 +331,8 @@ asio::awaitable<int> bench(asio::io_context& ctx, std::string url, std::string w
       {"watchdog", watchdog},
       {"renewal_ms", watchdog ? json::value(p.lease_ms / 3) : json::value(nullptr)},
       {"wait_policy", "pub/sub wake-up bounded by PTTL; FIFO per process with hand-off in the release script"},
-      {"connections", 1}};
+      {"connections", 1},
+      {"reply_spin_us", reply_spin ? reply_spin->count() : config{}.reply_spin.count()}};
   if (workload == "W4") {
     out["ok"] = true;
     out["skipped"] = true;
@@ -338,6 +342,7 @@ asio::awaitable<int> bench(asio::io_context& ctx, std::string url, std::string w
   }
   auto cfg = config::from_url(url);
   if (watchdog) cfg.watchdog_lease = std::chrono::milliseconds{p.lease_ms};
+  if (reply_spin) cfg.reply_spin = *reply_spin;
   client c{ctx.get_executor(), cfg};
   c.start();
   connection admin{ctx.get_executor(), config::from_url(url)};
@@ -358,6 +363,8 @@ asio::awaitable<int> bench(asio::io_context& ctx, std::string url, std::string w
   auto const io = c.connection().stats();
   result["socket_writes"] = io.writes;
   result["requests_written"] = io.requests_written;
+  result["reply_spin_hits"] = io.reply_spin_hits;
+  result["reply_spin_misses"] = io.reply_spin_misses;
   for (auto& [k, v] : result) out[k] = v;
   out["ok"] = !out.contains("safety_ok") || out["safety_ok"].as_bool();
   std::cout << json::serialize(out) << std::endl;
@@ -377,7 +384,8 @@ int bench_main(std::vector<std::string> const& args) {
       ("redis", po::value(&url), "Redis URL")
       ("workload", po::value(&workload), "W1, W2, W3 or W4")
       ("port", po::value(&port), "port of a Redis on 127.0.0.1 (first positional argument)")
-      ("watchdog", "no fixed lease: LEASE_MS is the watchdog lease, renewed every third of it");
+      ("watchdog", "no fixed lease: LEASE_MS is the watchdog lease, renewed every third of it")
+      ("reply-spin-us", po::value<long>(), "poll for a due reply this many µs before sleeping (default 50, 0 = off)");
   po::positional_options_description positional;
   positional.add("port", 1).add("workload", 1);
   po::variables_map vm;
@@ -392,7 +400,9 @@ int bench_main(std::vector<std::string> const& args) {
     return 2;
   }
   asio::io_context ctx{1};
-  return run(ctx, bench(ctx, url, workload, vm.count("watchdog") > 0));
+  std::optional<std::chrono::microseconds> reply_spin;
+  if (vm.count("reply-spin-us")) reply_spin = std::chrono::microseconds{vm["reply-spin-us"].as<long>()};
+  return run(ctx, bench(ctx, url, workload, vm.count("watchdog") > 0, reply_spin));
 }
 
 }  // namespace redisync::cli

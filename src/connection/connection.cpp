@@ -2,6 +2,7 @@
 #include <redisync/resp/parser.hpp>
 
 #include "backoff.hpp"
+#include "reply_spin.hpp"
 #include "stream.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -103,7 +104,8 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         executor_{std::visit([](auto const& s) { return executor_type{s}; }, strand_)},
         io_executor_{std::visit([](auto const& s) { return executor_type{s.get_inner_executor()}; },
                                 strand_)},
-        cfg_{std::move(c)}, stream_{io_executor_, cfg_}, backoff_timer_{io_executor_} {
+        cfg_{std::move(c)}, spin_budget_{cfg_.tls ? std::chrono::microseconds{0} : cfg_.reply_spin},
+        stream_{io_executor_, cfg_}, backoff_timer_{io_executor_} {
     read_buffer_.resize(16 * 1024);
   }
 
@@ -308,8 +310,10 @@ struct connection::impl : std::enable_shared_from_this<impl> {
           read_buffer_.resize(read_buffer_.size() * 2);
         }
       }
-      auto [ec, n] = co_await stream_.read_some(
-          asio::buffer(read_buffer_.data() + read_end_, read_buffer_.size() - read_end_));
+      auto const free_space =
+          asio::buffer(read_buffer_.data() + read_end_, read_buffer_.size() - read_end_);
+      auto [ec, n] = co_await poll_for_reply(free_space);
+      if (ec == asio::error::would_block) std::tie(ec, n) = co_await stream_.read_some(free_space);
       if (ec) co_return ec;
       if (cancelled(cs)) co_return asio::error::operation_aborted;
       last_read_ = clock_type::now();
@@ -320,6 +324,32 @@ struct connection::impl : std::enable_shared_from_this<impl> {
       if (hec) co_return hec;
       start_write();
     }
+  }
+
+  // Reads a reply that is due without sleeping in the reactor, for up to the spin budget (see
+  // reply_spin). Between two tries it yields, so other handlers and the reactor still run.
+  // would_block: nothing came, or nothing is due.
+  asio::awaitable<std::tuple<error_code, std::size_t>> poll_for_reply(asio::mutable_buffer buffer) {
+    error_code ec = asio::error::would_block;
+    bool const due = !in_flight_.empty();
+    if (spin_budget_.count() <= 0 || !due || !spin_.should_spin()) co_return std::tuple{ec, 0};
+    asio::cancellation_state const cs = co_await asio::this_coro::cancellation_state;
+    auto const give_up = clock_type::now() + spin_budget_;
+    for (;;) {
+      std::size_t const n = stream_.try_read(buffer, ec);
+      if (ec != asio::error::would_block) {
+        spin_.on_reply_in_time();
+        ++spin_hits_;
+        co_return std::tuple{ec, n};
+      }
+      if (clock_type::now() >= give_up) break;
+      co_await asio::post(executor_, asio::deferred);
+      // A cancellation that came during the post found no operation to stop.
+      if (cancelled(cs)) co_return std::tuple{error_code{asio::error::operation_aborted}, 0};
+    }
+    spin_.on_reply_late();
+    ++spin_misses_;
+    co_return std::tuple{ec, 0};
   }
 
   // Completes the requests whose replies are in the read buffer. Their handlers mostly make new
@@ -541,6 +571,8 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   asio::any_completion_executor const completion_executor_{executor_};  // see pending_handler
   executor_type io_executor_;
   config cfg_;
+  std::chrono::microseconds const spin_budget_;  // 0: never poll for a reply (TLS: records)
+  detail::reply_spin spin_;
   detail::stream stream_;
   resp::parser parser_;
   std::vector<char> read_buffer_;
@@ -573,6 +605,8 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   std::atomic<std::uint64_t> connect_attempts_{0};
   std::atomic<std::uint64_t> writes_{0};
   std::atomic<std::uint64_t> requests_written_{0};
+  std::atomic<std::uint64_t> spin_hits_{0};
+  std::atomic<std::uint64_t> spin_misses_{0};
 };
 
 connection::connection(executor_type ex, config cfg)
@@ -690,7 +724,8 @@ void connection::stop() {
 bool connection::is_ready() const noexcept { return impl_->ready_; }
 
 connection_stats connection::stats() const noexcept {
-  return {impl_->connects_, impl_->connect_attempts_, impl_->writes_, impl_->requests_written_};
+  return {impl_->connects_,          impl_->connect_attempts_, impl_->writes_,
+          impl_->requests_written_, impl_->spin_hits_,        impl_->spin_misses_};
 }
 
 error_code check_replies(response const& replies) noexcept {

@@ -47,7 +47,7 @@ asio::awaitable<error_code> stream::connect(config const& cfg) {
   if (cec) co_return cec;
   lowest().set_option(asio::ip::tcp::no_delay{true});
   if (!tls_) {
-    lowest().non_blocking(true);  // for try_write
+    lowest().non_blocking(true);  // for try_read and try_write
     co_return error_code{};
   }
 
@@ -60,6 +60,14 @@ asio::awaitable<error_code> stream::connect(config const& cfg) {
 asio::awaitable<std::tuple<error_code, std::size_t>> stream::read_some(asio::mutable_buffer buffer) {
   if (tls_) co_return co_await tls_->async_read_some(buffer, tuple_token);
   co_return co_await socket_->async_read_some(buffer, tuple_token);
+}
+
+std::size_t stream::try_read(asio::mutable_buffer buffer, error_code& ec) {
+  if (tls_ || !socket_) {
+    ec = asio::error::would_block;
+    return 0;
+  }
+  return socket_->read_some(buffer, ec);
 }
 
 std::size_t stream::try_write(asio::const_buffer buffer, error_code& ec) {

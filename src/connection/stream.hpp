@@ -34,6 +34,10 @@ class stream {
   boost::asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> read_some(
       boost::asio::mutable_buffer buffer);
 
+  // Reads what is there now without waiting (plain TCP only). Sets `ec` to would_block when
+  // nothing is there, also on TLS, whose records are read only through read_some.
+  std::size_t try_read(boost::asio::mutable_buffer buffer, boost::system::error_code& ec);
+
   // Writes all of `buffer`; `handler(error_code, std::size_t)` runs on its associated executor.
   template <class Handler>
   void async_write(boost::asio::const_buffer buffer, Handler&& handler) {

@@ -43,10 +43,24 @@ config config_for(redisync::process::redis_server const& redis) {
   return cfg;
 }
 
+config with_reply_spin(redisync::process::redis_server const& redis, std::chrono::microseconds spin) {
+  auto cfg = config_for(redis);
+  cfg.reply_spin = spin;
+  return cfg;
+}
+
 request command(auto const&... args) {
   request req;
   req.push(args...);
   return req;
+}
+
+// INCRs `key` n times from a fresh key, each INCR made while the reply to the one before is handled.
+asio::awaitable<void> incr_in_sequence(connection& conn, std::string key, int n) {
+  for (int i = 1; i <= n; ++i) {
+    auto const reply = co_await conn.exec(command("INCR", key), asio::use_awaitable);
+    BOOST_TEST(reply.at(0).integer() == i);
+  }
 }
 
 // The id of the client named `name`, from CLIENT LIST.
@@ -80,6 +94,19 @@ asio::awaitable<void> run_workers(asio::io_context& ctx, int count, Worker& work
       .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
   for (auto const& e : exceptions) BOOST_TEST(!e);
 }
+
+// The outcome of a request made with a plain callback, for tests that act while it is pending.
+struct outcome {
+  std::optional<error_code> ec;
+  event done;
+  explicit outcome(asio::any_io_executor ex) : done{std::move(ex)} {}
+  auto handler() {
+    return [this](error_code e, response) {
+      ec = e;
+      done.notify();
+    };
+  }
+};
 
 // Starts run() and records how it ended; a test stops it before its body returns.
 struct running {
@@ -240,20 +267,80 @@ BOOST_AUTO_TEST_CASE(written_request_gets_ambiguous_when_the_connection_drops) {
     connection conn{ctx.get_executor(), cfg};
     running r{conn};
     co_await conn.exec(command("PING"), asio::use_awaitable);
-    std::optional<error_code> result;
-    event replied{ctx.get_executor()};
-    conn.exec(command("BLPOP", "never", "0"), [&](error_code ec, response) {
-      result = ec;
-      replied.notify();
-    });
+    outcome blpop{ctx.get_executor()};
+    conn.exec(command("BLPOP", "never", "0"), blpop.handler());
     // The BLPOP is written once CLIENT LIST shows it blocked.
     while (redis.command({"INFO", "clients"}).text().find("blocked_clients:1") == std::string::npos) {
       co_await redisync::test::sleep_for(2ms);
     }
     kill_client(redis, "blocked");
-    BOOST_TEST_REQUIRE(co_await replied.wait(10s));
-    BOOST_TEST((*result == redisync::error::ambiguous));
+    BOOST_TEST_REQUIRE(co_await blpop.done.wait(10s));
+    BOOST_TEST((*blpop.ec == redisync::error::ambiguous));
     co_await r.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(replies_due_after_a_read_are_read_by_polling) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    // The budget is far longer than a loopback round trip.
+    connection conn{ctx.get_executor(), with_reply_spin(redis, 10ms)};
+    running r{conn};
+    co_await conn.exec(command("PING"), asio::use_awaitable);
+    auto const before = conn.stats();
+    co_await incr_in_sequence(conn, "polled", 100);
+    auto const after = conn.stats();
+    // Generous: a reply later than 10 ms (a stalled machine) is read after a sleep instead.
+    BOOST_TEST(after.reply_spin_hits - before.reply_spin_hits >= 50u);
+    co_await r.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_reply_slower_than_the_spin_budget_is_read_after_a_sleep) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    connection conn{ctx.get_executor(), with_reply_spin(redis, 1ms)};
+    running r{conn};
+    co_await conn.exec(command("PING"), asio::use_awaitable);
+    auto const before = conn.stats();
+    // BLPOP on an empty list replies with a null after its 100 ms timeout.
+    auto const reply = co_await conn.exec(command("BLPOP", "empty", "0.1"), asio::use_awaitable);
+    BOOST_TEST(reply.at(0).is_null());
+    BOOST_TEST(conn.stats().reply_spin_misses - before.reply_spin_misses == 1u);
+    auto const pong = co_await conn.exec(command("PING"), asio::use_awaitable);
+    BOOST_TEST(pong.at(0).text() == "PONG");
+    co_await r.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(with_a_spin_budget_of_zero_the_connection_never_polls) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    connection conn{ctx.get_executor(), with_reply_spin(redis, 0us)};
+    running r{conn};
+    co_await incr_in_sequence(conn, "slept", 20);
+    BOOST_TEST(conn.stats().reply_spin_hits == 0u);
+    BOOST_TEST(conn.stats().reply_spin_misses == 0u);
+    co_await r.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(stopping_while_polling_for_a_reply_ends_the_run_and_the_request) {
+  redisync::process::redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto cfg = with_reply_spin(redis, 10ms);
+    cfg.health_check_interval = 0ms;  // BLPOP blocks the connection on purpose
+    connection conn{ctx.get_executor(), cfg};
+    running r{conn};
+    co_await conn.exec(command("PING"), asio::use_awaitable);
+    // Made while the PING's reply is handled: the reader polls for this reply for 10 ms.
+    outcome blpop{ctx.get_executor()};
+    conn.exec(command("BLPOP", "never", "0"), blpop.handler());
+    co_await redisync::test::sleep_for(1ms);  // lands inside the poll, or in the sleep after it
+    co_await r.stop();
+    BOOST_TEST((*r.ended == asio::error::operation_aborted));
+    BOOST_TEST_REQUIRE(co_await blpop.done.wait(10s));
+    BOOST_TEST((*blpop.ec == redisync::error::ambiguous));
   });
 }
 
@@ -271,17 +358,13 @@ BOOST_AUTO_TEST_CASE(unwritten_request_waits_for_the_reconnect_or_fails_as_its_o
     auto [ec1, r1] = co_await conn.exec(std::move(fail_fast), tuple_awaitable);
     BOOST_TEST((ec1 == redisync::error::not_connected));
 
-    std::optional<error_code> waited;
-    event replied{ctx.get_executor()};
-    conn.exec(command("SET", "after", "reconnect"), [&](error_code ec, response) {
-      waited = ec;
-      replied.notify();
-    });
+    outcome waited{ctx.get_executor()};
+    conn.exec(command("SET", "after", "reconnect"), waited.handler());
     co_await redisync::test::sleep_for(50ms);
-    BOOST_TEST(!replied.is_set());
+    BOOST_TEST(!waited.done.is_set());
     redis.start();
-    BOOST_TEST_REQUIRE(co_await replied.wait(10s));
-    BOOST_TEST(!*waited);
+    BOOST_TEST_REQUIRE(co_await waited.done.wait(10s));
+    BOOST_TEST(!*waited.ec);
     BOOST_TEST(redis.command({"GET", "after"}).text() == "reconnect");
     co_await r.stop();
   });
@@ -292,17 +375,13 @@ BOOST_AUTO_TEST_CASE(cancelling_an_unwritten_request_removes_it) {
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
     connection conn{ctx.get_executor(), config_for(redis)};
     asio::cancellation_signal signal;
-    std::optional<error_code> result;
     // run() has not started: the request sits in the queue.
-    event completed{ctx.get_executor()};
-    conn.exec(command("INCR", "counter"), asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, response) {
-                result = ec;
-                completed.notify();
-              }));
+    outcome incr{ctx.get_executor()};
+    conn.exec(command("INCR", "counter"), asio::bind_cancellation_slot(signal.slot(), incr.handler()));
     co_await asio::post(ctx, asio::use_awaitable);  // the request is queued on the strand
     signal.emit(asio::cancellation_type::total);
-    BOOST_TEST_REQUIRE(co_await completed.wait(10s));
-    BOOST_TEST((*result == asio::error::operation_aborted));
+    BOOST_TEST_REQUIRE(co_await incr.done.wait(10s));
+    BOOST_TEST((*incr.ec == asio::error::operation_aborted));
     running r{conn};
     co_await conn.exec(command("PING"), asio::use_awaitable);
     BOOST_TEST(redis.command({"EXISTS", "counter"}).integer() == 0);

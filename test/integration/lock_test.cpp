@@ -606,6 +606,28 @@ BOOST_AUTO_TEST_CASE(invalid_arguments_are_rejected_before_any_io) {
   });
 }
 
+BOOST_AUTO_TEST_CASE(a_client_configuration_out_of_range_is_rejected_at_construction) {
+  asio::io_context ctx;
+  auto const rejected = [&](auto change) {
+    redisync::config cfg;
+    change(cfg);
+    try {
+      redisync::client c{ctx.get_executor(), cfg};
+    } catch (boost::system::system_error const& e) {
+      return e.code() == error::invalid_argument;
+    }
+    return false;
+  };
+  BOOST_TEST(rejected([](auto& cfg) { cfg.reply_spin = -1us; }));
+  BOOST_TEST(rejected([](auto& cfg) { cfg.reply_spin = 11ms; }));
+  BOOST_TEST(rejected([](auto& cfg) { cfg.watchdog_lease = 0ms; }));
+  BOOST_TEST(rejected([](auto& cfg) { cfg.watchdog_tick = cfg.watchdog_lease / 2; }));
+  BOOST_TEST(rejected([](auto& cfg) { cfg.client_name = "two words"; }));
+  BOOST_TEST(!rejected([](auto& cfg) { cfg.reply_spin = 0us; }));
+  BOOST_TEST(!rejected([](auto& cfg) { cfg.reply_spin = 10ms; }));
+  ctx.run();  // the accepted clients' stops
+}
+
 BOOST_AUTO_TEST_CASE(cancelling_a_waiting_acquire_leaves_no_hold_and_no_subscription) {
   redisync::process::redis_server redis;
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
