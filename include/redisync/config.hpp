@@ -30,7 +30,7 @@ struct config {
   // While a reply is due, poll the socket this long before sleeping: a sleeping thread takes tens
   // of µs to wake, as long as a loopback round trip. Polls that come up empty back off, so a far
   // server costs almost nothing. 0 = always sleep at once. Not used with TLS.
-  std::chrono::microseconds reply_spin{50};
+  std::chrono::microseconds reply_spin{200};
 
   // Locks.
   std::chrono::milliseconds watchdog_lease{30000};      // lease of a lock acquired without one

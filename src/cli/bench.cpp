@@ -385,7 +385,7 @@ int bench_main(std::vector<std::string> const& args) {
       ("workload", po::value(&workload), "W1, W2, W3 or W4")
       ("port", po::value(&port), "port of a Redis on 127.0.0.1 (first positional argument)")
       ("watchdog", "no fixed lease: LEASE_MS is the watchdog lease, renewed every third of it")
-      ("reply-spin-us", po::value<long>(), "poll for a due reply this many µs before sleeping (default 50, 0 = off)");
+      ("reply-spin-us", po::value<long>(), "poll for a due reply this many µs before sleeping (default 200, 0 = off)");
   po::positional_options_description positional;
   positional.add("port", 1).add("workload", 1);
   po::variables_map vm;
