@@ -17,6 +17,8 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstring>
 #include <deque>
@@ -343,6 +345,10 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         co_return std::tuple{ec, n};
       }
       if (clock_type::now() >= give_up) break;
+      // Redis, or another thread here, may be waiting for this very CPU: let it run. Pinned to
+      // Redis's CPU, polling without this lost 30-40% in W1 and W2; with it, W1-W3 stay within 6%
+      // of never polling there, and it costs nothing measurable on a CPU of its own.
+      ::sched_yield();
       co_await asio::post(executor_, asio::deferred);
       // A cancellation that came during the post found no operation to stop.
       if (cancelled(cs)) co_return std::tuple{error_code{asio::error::operation_aborted}, 0};
