@@ -337,10 +337,10 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     if (spin_budget_.count() <= 0 || !due || !spin_.should_spin()) co_return std::tuple{ec, 0};
     asio::cancellation_state const cs = co_await asio::this_coro::cancellation_state;
     auto const give_up = clock_type::now() + spin_budget_;
-    for (;;) {
+    for (bool first_try = true;; first_try = false) {
       std::size_t const n = stream_.try_read(buffer, ec);
       if (ec != asio::error::would_block) {
-        spin_.on_reply_in_time();
+        spin_.on_reply_in_time(!first_try);
         ++spin_hits_;
         co_return std::tuple{ec, n};
       }

@@ -18,7 +18,11 @@ class reply_spin {
     return false;
   }
 
-  void on_reply_in_time() noexcept { backoff_ = 0; }
+  // `after_empty_try`: the reply came while polling. Only that shows that polling spared a
+  // sleep; a reply that was there at once (a far server's pipelined replies) leaves the back-off.
+  void on_reply_in_time(bool after_empty_try) noexcept {
+    if (after_empty_try) backoff_ = 0;
+  }
 
   void on_reply_late() noexcept {
     backoff_ = std::min(backoff_ == 0 ? 1 : backoff_ * 2, max_backoff);

@@ -21,7 +21,7 @@ BOOST_AUTO_TEST_CASE(polls_while_replies_come_in_time) {
   reply_spin spin;
   for (int i = 0; i < 100; ++i) {
     BOOST_TEST(spin.should_spin());
-    spin.on_reply_in_time();
+    spin.on_reply_in_time(true);
   }
 }
 
@@ -41,10 +41,20 @@ BOOST_AUTO_TEST_CASE(a_reply_in_time_ends_the_back_off) {
     spin.on_reply_late();
     waits_slept_before_the_next_poll(spin);
   }
-  spin.on_reply_in_time();
+  spin.on_reply_in_time(true);
   BOOST_TEST(spin.should_spin());
   spin.on_reply_late();
   BOOST_TEST(waits_slept_before_the_next_poll(spin) == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_reply_that_was_there_at_once_leaves_the_back_off) {
+  reply_spin spin;
+  spin.should_spin();
+  spin.on_reply_late();
+  BOOST_TEST(waits_slept_before_the_next_poll(spin) == 1);
+  spin.on_reply_in_time(false);  // proves nothing about polling
+  spin.on_reply_late();
+  BOOST_TEST(waits_slept_before_the_next_poll(spin) == 2);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
