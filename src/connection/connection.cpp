@@ -106,8 +106,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         executor_{std::visit([](auto const& s) { return executor_type{s}; }, strand_)},
         io_executor_{std::visit([](auto const& s) { return executor_type{s.get_inner_executor()}; },
                                 strand_)},
-        cfg_{std::move(c)}, spin_budget_{cfg_.tls ? std::chrono::microseconds{0} : cfg_.reply_spin},
-        stream_{io_executor_, cfg_}, backoff_timer_{io_executor_} {
+        cfg_{std::move(c)}, stream_{io_executor_, cfg_}, backoff_timer_{io_executor_} {
     read_buffer_.resize(16 * 1024);
   }
 
@@ -333,10 +332,11 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   // would_block: nothing came, or nothing is due.
   asio::awaitable<std::tuple<error_code, std::size_t>> poll_for_reply(asio::mutable_buffer buffer) {
     error_code ec = asio::error::would_block;
-    bool const due = !in_flight_.empty();
-    if (spin_budget_.count() <= 0 || !due || !spin_.should_spin()) co_return std::tuple{ec, 0};
+    // TLS records are read only through the stream (try_read always says would_block).
+    bool const may_poll = cfg_.reply_spin.count() > 0 && !cfg_.tls && !in_flight_.empty();
+    if (!may_poll || !spin_.should_spin()) co_return std::tuple{ec, 0};
     asio::cancellation_state const cs = co_await asio::this_coro::cancellation_state;
-    auto const give_up = clock_type::now() + spin_budget_;
+    auto const give_up = clock_type::now() + cfg_.reply_spin;
     for (bool first_try = true;; first_try = false) {
       std::size_t const n = stream_.try_read(buffer, ec);
       if (ec != asio::error::would_block) {
@@ -360,9 +360,9 @@ struct connection::impl : std::enable_shared_from_this<impl> {
 
   // Completes the requests whose replies are in the read buffer. Their handlers mostly make new
   // requests (a task that released one lock acquires the next): those are written in groups of
-  // requests_per_reply_flush while the replies are handled, and the rest right after. One write per request would cost a
-  // system call each; one write after all the replies leaves Redis idle while the client works;
-  // groups keep both busy (W3 +30%, measured).
+  // requests_per_reply_flush while the replies are handled, and the rest right after. One write
+  // per request would cost a system call each; one write after all the replies leaves Redis idle
+  // while the client works; groups keep both busy (W3 +30%, measured).
   error_code handle_replies() {
     while (read_begin_ < read_end_) {
       error_code pec;
@@ -577,7 +577,6 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   asio::any_completion_executor const completion_executor_{executor_};  // see pending_handler
   executor_type io_executor_;
   config cfg_;
-  std::chrono::microseconds const spin_budget_;  // 0: never poll for a reply (TLS: records)
   detail::reply_spin spin_;
   detail::stream stream_;
   resp::parser parser_;

@@ -86,7 +86,8 @@ void request::append_merged(std::string& out, std::span<request const* const> ca
   head.append_bulk(format_integer(count, static_cast<std::int64_t>(keys)));
   out += head.payload_;
   for (auto const* c : calls) {
-    out.append(c->payload_, c->item_call_->keys_begin, c->item_call_->args_begin - c->item_call_->keys_begin);
+    auto const& call = *c->item_call_;
+    out.append(c->payload_, call.keys_begin, call.args_begin - call.keys_begin);
   }
   for (auto const* c : calls) out.append(c->payload_, c->item_call_->args_begin);
 }
