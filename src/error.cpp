@@ -14,7 +14,7 @@ class category_impl final : public boost::system::error_category {
     switch (static_cast<error>(ev)) {
       case error::invalid_argument: return "invalid argument";
       case error::not_owner: return "the lock is not held by this owner";
-      case error::not_held: return "this hold was already released";
+      case error::not_held: return "this hold level was already let go of (released or being released)";
       case error::lease_lost: return "the lease was lost";
       case error::timeout: return "timed out";
       case error::not_connected: return "not connected to Redis";
@@ -38,6 +38,8 @@ class category_impl final : public boost::system::error_category {
       case error::cluster_down: return "the cluster is down";
       case error::no_permission: return "the user has no permission for this command";
       case error::unexpected_reply: return "the server reply has an unexpected shape";
+      case error::token_exhausted:
+        return "the lock's fencing-token counter is at its largest value (2^63 - 1)";
     }
     return "unknown redisync error";
   }
@@ -51,7 +53,7 @@ boost::system::error_category const& error_category() noexcept {
 }
 
 error error_from_server_text(std::string_view text) noexcept {
-  static constexpr std::array<std::pair<std::string_view, error>, 14> prefixes{{
+  static constexpr std::array<std::pair<std::string_view, error>, 15> prefixes{{
       {"WRONGTYPE", error::wrong_type},
       {"NOSCRIPT", error::no_script},
       {"READONLY", error::read_only},
@@ -66,6 +68,7 @@ error error_from_server_text(std::string_view text) noexcept {
       {"NOAUTH", error::auth_failed},
       {"WRONGPASS", error::auth_failed},
       {"NOPERM", error::no_permission},
+      {"TOKENLIMIT", error::token_exhausted},
   }};
   std::string_view const word = text.substr(0, text.find(' '));
   for (auto const& [prefix, code] : prefixes) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <redisync/event.hpp>
+
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
@@ -39,6 +41,9 @@ struct config {
   std::chrono::milliseconds wait_poll_cap{30000};       // longest sleep between two tries
   std::chrono::milliseconds watchdog_tick{25};          // resolution of the timing wheel
   std::uint32_t max_local_handoffs = 64;  // consecutive in-process hand-offs before a real release
+
+  // Receives events about holds (event.hpp); called on the client's strand. Empty: silent.
+  event_handler on_event;
 
   // Parses redis://[user:password@]host[:port][/db] and rediss://... (TLS). Throws
   // boost::system::system_error with error::invalid_argument on a malformed URL.

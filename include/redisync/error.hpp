@@ -40,6 +40,7 @@ enum class error {
   cluster_down,    // CLUSTERDOWN
   no_permission,   // NOPERM
   unexpected_reply,  // a reply of a shape the caller did not expect
+  token_exhausted,   // the lock's fencing-token counter is at 2^63 - 1 (TOKENLIMIT from our scripts)
 };
 
 boost::system::error_category const& error_category() noexcept;

@@ -22,14 +22,16 @@ namespace redisync {
 namespace detail {
 struct client_core;
 struct hold_state;
+struct hold_level;
 struct loss_notifier;
 }  // namespace detail
 
+// Every hold ends exactly once: released (the server confirmed it) or lost (reported).
 enum class hold_status : std::uint8_t {
   held,       // renewed (or within its fixed lease)
-  uncertain,  // renewals are failing; still inside the validity deadline
-  lost,       // the lease expired or the owner field vanished
-  released,
+  uncertain,  // renewals are failing, or a release is not confirmed yet; inside the deadline
+  lost,       // the deadline passed, the owner field vanished, or the client stopped
+  released,   // the server confirmed the release of this level
 };
 
 class held {
@@ -46,15 +48,19 @@ class held {
   std::uint64_t token() const noexcept { return token_; }
   // Until when no other owner can hold the lock (steady clock; extended by the watchdog).
   std::chrono::steady_clock::time_point valid_until() const noexcept;
+  // Never `held` past valid_until(), whether or not the client runs.
   hold_status status() const noexcept;
-  // This guard has not been released and the hold was not lost.
+  // This level was not let go of (released, or being released) and the hold is not lost.
   bool is_held() const noexcept;
   explicit operator bool() const noexcept { return is_held(); }
   std::string const& name() const noexcept;
   std::string const& owner_id() const noexcept;
 
-  // Releases this hold level. error::not_held after an earlier release, error::lease_lost if the
-  // lease was lost before.
+  // Releases this hold level. error::not_held after an earlier release of this level (through
+  // this guard or the lock handle), error::lease_lost if the lease was lost before. If the server
+  // refuses the release, the error says why; the hold's renewal has stopped (unless another level
+  // is held) and the client retries the release in the background until it goes through or the
+  // lease ends: status() is `uncertain` meanwhile, then `released` or `lost`.
   template <class Token = boost::asio::deferred_t>
   auto release(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
@@ -85,16 +91,16 @@ class held {
  private:
   friend struct detail::client_core;
   held(std::shared_ptr<detail::client_core> core, std::shared_ptr<detail::hold_state> state,
-       std::uint64_t token);
+       std::shared_ptr<detail::hold_level> level, std::uint64_t token);
 
   void start_release(boost::asio::any_completion_handler<void(boost::system::error_code)> h);
   void start_wait_lost(boost::asio::any_completion_handler<void(boost::system::error_code)> h);
 
   std::shared_ptr<detail::client_core> core_;
   std::shared_ptr<detail::hold_state> state_;
+  std::shared_ptr<detail::hold_level> level_;
   std::shared_ptr<detail::loss_notifier> notifier_;
   std::uint64_t token_ = 0;
-  bool released_ = false;
 };
 
 }  // namespace redisync

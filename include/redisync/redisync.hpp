@@ -4,6 +4,7 @@
 #include <redisync/config.hpp>
 #include <redisync/connection.hpp>
 #include <redisync/error.hpp>
+#include <redisync/event.hpp>
 #include <redisync/held.hpp>
 #include <redisync/lock.hpp>
 #include <redisync/owner.hpp>

@@ -13,8 +13,10 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
+#include <fmt/core.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -30,21 +32,19 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-std::int64_t env_int(char const* name, std::int64_t fallback) {
-  char const* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::stoll(v) : fallback;
-}
+constexpr std::int64_t many = 1'000'000'000;
 
+// The knobs of WORKLOADS.md, from the environment as run.sh sets them.
 struct params {
-  std::int64_t lease_ms = env_int("LEASE_MS", 30000);
-  std::int64_t warmup = env_int("WARMUP", 200);
-  std::int64_t cap_s = env_int("CAP_S", 60);
-  std::int64_t w1_n = env_int("W1_N", 20000);
-  std::int64_t w2_c = env_int("W2_C", 16);
-  std::int64_t w2_m = env_int("W2_M", 4000);
-  std::int64_t w3_c = env_int("W3_C", 64);
-  std::int64_t w3_keys = env_int("W3_KEYS", 1000);
-  std::int64_t w3_ops = env_int("W3_OPS", 20000);
+  std::int64_t lease_ms = env_number("LEASE_MS", 30000, 30, one_day_ms);
+  std::int64_t warmup = env_number("WARMUP", 200, 0, many);
+  std::int64_t cap_s = env_number("CAP_S", 60, 1, 24 * 3600);
+  std::int64_t w1_n = env_number("W1_N", 20000, 1, many);
+  std::int64_t w2_c = env_number("W2_C", 16, 1, 10000);
+  std::int64_t w2_m = env_number("W2_M", 4000, 1, many);
+  std::int64_t w3_c = env_number("W3_C", 64, 1, 10000);
+  std::int64_t w3_keys = env_number("W3_KEYS", 1000, 1, many);
+  std::int64_t w3_ops = env_number("W3_OPS", 20000, 1, many);
 };
 
 double r2(double x) { return std::round(x * 100) / 100; }
@@ -89,7 +89,9 @@ asio::awaitable<stats_map> command_stats(connection& admin) {
     auto const colon = line.find(":calls=");
     if (colon == std::string_view::npos) continue;
     auto const calls = line.substr(colon + 7, line.find(',', colon) - colon - 7);
-    out[std::string{line.substr(8, colon - 8)}] = std::stoll(std::string{calls});
+    std::int64_t n = 0;
+    std::from_chars(calls.data(), calls.data() + calls.size(), n);
+    out[std::string{line.substr(8, colon - 8)}] = n;
   }
   co_return out;
 }
@@ -340,12 +342,12 @@ asio::awaitable<int> bench(asio::io_context& ctx, std::string url, std::string w
     std::cout << json::serialize(out) << std::endl;
     co_return 0;
   }
-  auto cfg = config::from_url(url);
+  auto cfg = config_from_url(url);
   if (watchdog) cfg.watchdog_lease = std::chrono::milliseconds{p.lease_ms};
   if (reply_spin) cfg.reply_spin = *reply_spin;
   client c{ctx.get_executor(), cfg};
   c.start();
-  connection admin{ctx.get_executor(), config::from_url(url)};
+  connection admin{ctx.get_executor(), config_from_url(url)};
   admin.run(asio::detached);
   bench_context b{p, watchdog, c, admin};
   json::object result;
@@ -353,11 +355,8 @@ asio::awaitable<int> bench(asio::io_context& ctx, std::string url, std::string w
     result = co_await w1(b);
   } else if (workload == "W2") {
     result = co_await w2(b);
-  } else if (workload == "W3") {
+  } else {  // W3: bench_main accepts no other name
     result = co_await w3(b);
-  } else {
-    std::cerr << "redisync bench: unknown workload " << workload << " (W1, W2, W3, W4)\n";
-    co_return 2;
   }
   bool const capped = result["capped"].as_bool();
   auto const io = c.connection().stats();
@@ -395,13 +394,15 @@ int bench_main(std::vector<std::string> const& args) {
     return code;
   }
   if (url.empty() && !port.empty()) url = "redis://127.0.0.1:" + port;
-  if (url.empty() || workload.empty()) {
-    std::cerr << "redisync bench: give --redis URL --workload W (or PORT WORKLOAD)\n";
-    return 2;
+  if (url.empty() || workload.empty()) throw usage_error{"give --redis URL --workload W (or PORT WORKLOAD)"};
+  if (workload != "W1" && workload != "W2" && workload != "W3" && workload != "W4") {
+    throw usage_error{fmt::format("unknown workload '{}' (W1, W2, W3, W4)", workload)};
   }
   asio::io_context ctx{1};
   std::optional<std::chrono::microseconds> reply_spin;
-  if (vm.count("reply-spin-us")) reply_spin = std::chrono::microseconds{vm["reply-spin-us"].as<long>()};
+  if (vm.count("reply-spin-us")) {
+    reply_spin = std::chrono::microseconds{in_range("--reply-spin-us", vm["reply-spin-us"].as<long>(), 0, 10000)};
+  }
   return run(ctx, bench(ctx, url, workload, vm.count("watchdog") > 0, reply_spin));
 }
 

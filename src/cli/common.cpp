@@ -3,9 +3,10 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/system/system_error.hpp>
 #include <fmt/core.h>
 
+#include <charconv>
+#include <cstdlib>
 #include <iostream>
 
 namespace redisync::cli {
@@ -45,25 +46,48 @@ bool parse(std::string_view command, std::string_view summary, po::options_descr
   return true;
 }
 
+config config_from_url(std::string const& url) {
+  boost::system::error_code ec;
+  auto cfg = config::from_url(url, ec);
+  if (ec) throw usage_error{fmt::format("bad Redis URL '{}': {}", url, ec.message())};
+  return cfg;
+}
+
+std::int64_t in_range(std::string_view what, std::int64_t value, std::int64_t min, std::int64_t max) {
+  if (value < min || value > max) {
+    throw usage_error{fmt::format("{} must be between {} and {}, not {}", what, min, max, value)};
+  }
+  return value;
+}
+
+std::int64_t env_number(char const* name, std::int64_t fallback, std::int64_t min, std::int64_t max) {
+  char const* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  std::string_view const v{text};
+  std::int64_t value = 0;
+  auto const [end, rc] = std::from_chars(v.data(), v.data() + v.size(), value);
+  if (rc != std::errc{} || end != v.data() + v.size()) {
+    throw usage_error{fmt::format("{}={} is not a whole number", name, v)};
+  }
+  return in_range(name, value, min, max);
+}
+
 int run(asio::io_context& ctx, asio::awaitable<int> main) {
   int code = 1;
+  std::exception_ptr failure;
   asio::co_spawn(ctx, std::move(main), [&](std::exception_ptr e, int result) {
     code = result;
-    if (!e) return;
-    try {
-      std::rethrow_exception(e);
-    } catch (std::exception const& ex) {
-      std::cerr << "redisync: " << ex.what() << "\n";
-      code = 1;
-    }
+    failure = e;
   });
   ctx.run();
+  if (failure) std::rethrow_exception(failure);
   return code;
 }
 
 asio::awaitable<resp::value> command(client& c, resp::request req) {
   auto [ec, reply] = co_await detail::exec_one(c.connection(), std::move(req));
-  if (ec) throw boost::system::system_error{ec, std::string{reply.text()}};
+  if (ec && reply.text().empty()) throw std::runtime_error{ec.message()};
+  if (ec) throw std::runtime_error{fmt::format("{} ({})", ec.message(), reply.text())};
   co_return std::move(reply);
 }
 

@@ -14,12 +14,30 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace redisync::cli {
 
 namespace po = boost::program_options;
+
+// A mistake in how the tool was called (a bad option, URL or number): main prints it on one line
+// with the command's name and exits with 2. Any other exception exits with 1.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The client configuration for `url`; usage_error if it does not parse.
+config config_from_url(std::string const& url);
+
+// `value` of option or variable `what`, refused with a usage_error outside [min, max].
+std::int64_t in_range(std::string_view what, std::int64_t value, std::int64_t min, std::int64_t max);
+// The whole number in environment variable `name`, or `fallback` if unset; checked as in_range.
+std::int64_t env_number(char const* name, std::int64_t fallback, std::int64_t min, std::int64_t max);
+
+// Longest hold, lease or wait the tool accepts: longer is a typo.
+inline constexpr std::int64_t one_day_ms = 24 * 3600 * 1000;
 
 // The server a command talks to: the one given by URL, or a private redis-server started for the
 // command and stopped when this object goes away.
@@ -36,7 +54,8 @@ bool parse(std::string_view command, std::string_view summary, po::options_descr
            po::positional_options_description const& positional, std::vector<std::string> const& args,
            po::variables_map& vm, int& exit_code);
 
-// Runs `main` on `ctx` to completion and returns its exit code.
+// Runs `main` on `ctx` to completion and returns its exit code; rethrows what `main` threw, once
+// `ctx` has no work left.
 int run(boost::asio::io_context& ctx, boost::asio::awaitable<int> main);
 
 // One command on the client's connection; throws system_error on failure or a server error.

@@ -15,7 +15,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
@@ -48,7 +47,7 @@ struct check {
 class demo_run {
  public:
   demo_run(asio::io_context& ctx, std::string url)
-      : ctx_{ctx}, url_{std::move(url)}, client_{ctx.get_executor(), config::from_url(url_)},
+      : ctx_{ctx}, url_{std::move(url)}, client_{ctx.get_executor(), config_from_url(url_)},
         start_{clock_type::now()} {
     std::random_device rd;
     prefix_ = fmt::format("redisync-demo:{:06x}:", rd() & 0xffffff);
@@ -57,6 +56,9 @@ class demo_run {
 
   asio::awaitable<int> run() {
     say("using {} (lock names start with {})", url_, prefix_);
+    resp::request ping;
+    ping.push("PING");
+    co_await cmd(std::move(ping));  // a server that refuses us ends the demo here, with the cause
     co_await contention();
     co_await reentrancy();
     co_await crashed_holder();
@@ -99,6 +101,7 @@ class demo_run {
     say("1. {} workers contend on {} locks, {} critical sections each", workers, locks, rounds);
     int finished = 0, overlaps = 0;
     std::vector<int> inside(locks, 0);
+    std::exception_ptr failure;
     asio::steady_timer all_done{ctx_, asio::steady_timer::time_point::max()};
     for (int w = 0; w < workers; ++w) {
       auto worker = [&, w]() -> asio::awaitable<void> {
@@ -119,11 +122,14 @@ class demo_run {
           --inside[k];
           co_await h.release(asio::use_awaitable);
         }
-        if (++finished == workers) all_done.cancel();
       };
-      asio::co_spawn(ctx_, worker(), asio::detached);
+      asio::co_spawn(ctx_, worker(), [&](std::exception_ptr e) {
+        if (e && !failure) failure = e;
+        if (++finished == workers) all_done.cancel();
+      });
     }
     co_await all_done.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (failure) std::rethrow_exception(failure);
     bool exact = true;
     std::string counts;
     for (int k = 0; k < locks; ++k) {
@@ -229,7 +235,15 @@ class demo_run {
     ::kill(child, SIGCONT);
     say("   paused holder resumed (SIGCONT)");
     int status = 0;
-    while (::waitpid(child, &status, WNOHANG) == 0) co_await sleep(10ms);
+    auto const give_up = clock_type::now() + 30s;
+    while (::waitpid(child, &status, WNOHANG) == 0) {
+      if (clock_type::now() > give_up) {
+        ::kill(child, SIGKILL);
+        ::waitpid(child, &status, 0);
+        break;
+      }
+      co_await sleep(10ms);
+    }
     if (h) co_await h->release(asio::use_awaitable);
     std::ifstream in{out};
     std::stringstream text;

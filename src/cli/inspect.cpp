@@ -18,7 +18,7 @@ namespace json = boost::json;
 namespace {
 
 asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string name, bool as_json) {
-  client c{ctx.get_executor(), config::from_url(url)};
+  client c{ctx.get_executor(), config_from_url(url)};
   c.start();
   resp::request req;
   req.push("TYPE", name);

@@ -1,5 +1,8 @@
 // redisync: the command-line tool. Each subcommand lives in its own file.
 
+#include "cli/common.hpp"
+
+#include <exception>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -23,6 +26,21 @@ constexpr std::string_view usage =
     "  inspect   holders, hold counts, TTL, fencing token and waiters of a lock\n"
     "  bench     the workloads of WORKLOADS.md (W1-W4), one JSON line\n";
 
+using command_main = int (*)(std::vector<std::string> const&);
+
+// Every failure ends as one line naming its cause: 2 for a usage mistake, 1 for anything else.
+int run_command(std::string const& name, command_main command, std::vector<std::string> const& args) {
+  try {
+    return command(args);
+  } catch (redisync::cli::usage_error const& e) {
+    std::cerr << "redisync " << name << ": " << e.what() << "\n";
+    return 2;
+  } catch (std::exception const& e) {
+    std::cerr << "redisync " << name << ": " << e.what() << "\n";
+    return 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -33,10 +51,10 @@ int main(int argc, char** argv) {
   }
   std::string const command = args[0];
   args.erase(args.begin());
-  if (command == "demo") return redisync::cli::demo_main(args);
-  if (command == "stress") return redisync::cli::stress_main(args);
-  if (command == "inspect") return redisync::cli::inspect_main(args);
-  if (command == "bench") return redisync::cli::bench_main(args);
+  if (command == "demo") return run_command(command, redisync::cli::demo_main, args);
+  if (command == "stress") return run_command(command, redisync::cli::stress_main, args);
+  if (command == "inspect") return run_command(command, redisync::cli::inspect_main, args);
+  if (command == "bench") return run_command(command, redisync::cli::bench_main, args);
   std::cerr << "redisync: unknown command '" << command << "'\n\n" << usage;
   return 2;
 }

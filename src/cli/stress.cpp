@@ -17,8 +17,11 @@
 #include <boost/json.hpp>
 #include <fmt/core.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include <unistd.h>
 
@@ -50,7 +53,11 @@ struct totals {
 class history_log {
  public:
   explicit history_log(std::optional<std::string> const& path) {
-    if (path) file_.open(*path, std::ios::app);
+    if (!path) return;
+    file_.open(*path, std::ios::app);
+    if (!file_.is_open()) {
+      throw usage_error{fmt::format("cannot write the history file '{}': {}", *path, std::strerror(errno))};
+    }
   }
   void write(std::string_view event, std::string_view owner, std::uint64_t token,
              std::string_view detail = {}) {
@@ -66,7 +73,22 @@ class history_log {
   std::ofstream file_;
 };
 
-asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, history_log& log) {
+// The first error of each kind goes to stderr with its cause; the rest are only counted.
+class error_report {
+ public:
+  void add(std::string_view stage, error_code ec) {
+    if (!seen_.insert({std::string{stage}, ec}).second) return;
+    std::cerr << fmt::format("redisync stress: {} failed: {} [{}:{}] (later errors of this kind are "
+                             "only counted)\n",
+                             stage, ec.message(), ec.category().name(), ec.value());
+  }
+
+ private:
+  std::set<std::pair<std::string, error_code>> seen_;
+};
+
+asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, history_log& log,
+                             error_report& report) {
   auto me = c.new_owner();
   auto lock = me.lock(o.lock);
   auto ex = co_await asio::this_coro::executor;
@@ -81,6 +103,7 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
     auto& [ec, h] = acquired;
     if (ec) {
       ++t.errors;
+      report.add("acquire", ec);
       log.write("error", me.id(), 0, ec.message());
       continue;
     }
@@ -98,6 +121,7 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
     }
     if (gec) {
       ++t.errors;  // no write without a read; the lock is still released below
+      report.add("read", gec);
       log.write("error", me.id(), h.token(), gec.message());
     } else if (o.fence_key) {
       // The write carries the token; the resource refuses tokens older than one it has seen.
@@ -106,6 +130,7 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
       auto [wec, reply] = co_await detail::run_script(c.connection(), detail::scripts::fenced_set, args);
       if (wec) {
         ++t.errors;
+        report.add("fenced write", wec);
         log.write("error", me.id(), h.token(), wec.message());
       } else if (reply.integer() == 1) {
         ++t.accepted;
@@ -120,6 +145,7 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
       auto [sec, ignored] = co_await detail::exec_one(c.connection(), std::move(set));
       if (sec) {
         ++t.errors;
+        report.add("write", sec);
         log.write("error", me.id(), h.token(), sec.message());
       }
     }
@@ -134,25 +160,34 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
       log.write("lost", me.id(), h.token());
     } else {
       ++t.errors;
+      report.add("release", rec);
       log.write("error", me.id(), h.token(), rec.message());
     }
   }
 }
 
 asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
-  auto cfg = config::from_url(o.url);
+  auto cfg = config_from_url(o.url);
   cfg.watchdog_lease = std::chrono::milliseconds{o.watchdog_ms};
   cfg.watchdog_tick = std::min(cfg.watchdog_tick, cfg.watchdog_lease / 10);
+  history_log log{o.history};
   client c{ctx.get_executor(), cfg};
   c.start();
-  history_log log{o.history};
   totals t;
+  error_report report;
   auto const start = monotonic_ns();
   int running = o.workers;
   asio::steady_timer all_done{ctx, asio::steady_timer::time_point::max()};
   for (int w = 0; w < o.workers; ++w) {
-    asio::co_spawn(ctx, worker(c, o, t, log), [&](std::exception_ptr e) {
-      if (e) ++t.errors;
+    asio::co_spawn(ctx, worker(c, o, t, log, report), [&](std::exception_ptr e) {
+      if (e) {
+        ++t.errors;
+        try {
+          std::rethrow_exception(e);
+        } catch (std::exception const& what) {
+          std::cerr << "redisync stress: a worker stopped: " << what.what() << "\n";
+        }
+      }
       if (--running == 0) all_done.cancel();
     });
   }
@@ -192,19 +227,19 @@ int stress_main(std::vector<std::string> const& args) {
   }
   if (vm.count("lease-ms")) {
     if (vm.count("watchdog-ms") && !vm["watchdog-ms"].defaulted()) {
-      std::cerr << "redisync stress: --lease-ms and --watchdog-ms exclude each other\n";
-      return 2;
+      throw usage_error{"--lease-ms and --watchdog-ms exclude each other"};
     }
-    o.lease_ms = vm["lease-ms"].as<int>();
+    o.lease_ms = static_cast<int>(in_range("--lease-ms", vm["lease-ms"].as<int>(), 1, one_day_ms));
   }
   if (vm.count("fence-key")) o.fence_key = vm["fence-key"].as<std::string>();
   if (vm.count("history")) o.history = vm["history"].as<std::string>();
   if (o.counter.empty()) o.counter = o.lock + ":counter";
-  if (o.workers < 1 || o.iterations < 0 || o.hold_ms < 0 || o.watchdog_ms <= 0 ||
-      (o.lease_ms && *o.lease_ms <= 0)) {
-    std::cerr << "redisync stress: workers must be >= 1; iterations, hold and leases must not be negative\n";
-    return 2;
-  }
+  in_range("the lock name's length in bytes", static_cast<std::int64_t>(o.lock.size()), 1, 64 * 1024);
+  in_range("--workers", o.workers, 1, 10000);
+  in_range("--iterations", o.iterations, 0, 1'000'000'000);
+  in_range("--hold-ms", o.hold_ms, 0, one_day_ms);
+  // The watchdog renews every third of its lease on a wheel of at least 3 ms ticks.
+  in_range("--watchdog-ms", o.watchdog_ms, 30, one_day_ms);
   asio::io_context ctx{1};
   return run(ctx, stress(ctx, std::move(o)));
 }

@@ -42,6 +42,15 @@ acquire_reply read_acquire_response(response const& replies) {
   return replies.size() == 1 ? read_acquire_reply(replies[0]) : acquire_reply{};
 }
 
+// Whether an acquire that completed with `ec` and `replies` may have added a level: its outcome is
+// unknown (a lost connection, or a reply that cannot be read), or it granted one. A server error
+// reply means the script wrote nothing (each item reads before it writes).
+bool may_have_granted(error_code ec, response const& replies) {
+  if (ec) return ec == error::ambiguous;
+  if (replies.size() == 1 && replies[0].is_error()) return false;
+  return read_acquire_response(replies).what != acquire_reply::outcome::busy;
+}
+
 // The outcome of an acquire script whose caller gave up while it was in flight.
 struct late_acquire {
   std::weak_ptr<client_core> core;
@@ -55,9 +64,7 @@ late_reply_handler make_late_handler(std::shared_ptr<late_acquire> late) {
   return [late](error_code ec, response replies) {
     auto core = late->core.lock();
     if (!core) return;
-    bool const maybe_granted =
-        ec == error::ambiguous ||
-        (!ec && read_acquire_response(replies).what == acquire_reply::outcome::held);
+    bool const maybe_granted = may_have_granted(ec, replies);
     auto finish = [late, core] {
       late->resolved = true;
       if (late->counted) core->settle(late->hold->key);
@@ -139,8 +146,9 @@ void acquire_at_once(std::shared_ptr<client_core> const& self, acquire_args a,
       return;
     }
     if (reply.what == acquire_reply::outcome::busy) a.first_pttl = reply.pttl;
-    // Any other reply (a server error, NOSCRIPT) or failure: the coroutine tries again and reports.
-    a.first_ambiguous = ec == error::ambiguous;
+    // Any other reply (a server error, NOSCRIPT) or failure: the coroutine tries again and reports,
+    // idempotently if this attempt may have gone through.
+    a.first_ambiguous = reply.what != acquire_reply::outcome::busy && may_have_granted(ec, replies);
     acquire_slowly(self, std::move(a), std::move(handler), std::move(cancel));
   };
   core.conn.exec(std::move(request), make_late_handler(late),
@@ -173,7 +181,11 @@ asio::awaitable<void> client_core::undo_acquire(std::string name, std::string ow
   // The expected count makes this safe to repeat: it releases only the level that acquire added.
   for (;;) {
     auto [ec, reply] = co_await run_script(conn, scripts::lock_calls, args);
-    if (ec != error::ambiguous || stopped) co_return;
+    if (ec == error::ambiguous && !stopped) continue;
+    if (!ec && parse_release_reply(reply, std::nullopt).remaining >= 0) {
+      emit(event_kind::grant_undone, event_level::info, name, owner);
+    }
+    co_return;
   }
 }
 
@@ -294,15 +306,18 @@ asio::awaitable<acquire_result> client_core::acquire(acquire_args a) {
         leave();
         co_return result{ec, std::nullopt};
       }
-      count_before_lost_attempt.reset();
       auto const answer = read_acquire_reply(reply);
       if (answer.what == acquire_reply::outcome::held) {
         co_return held_now(answer.token, answer.count, sent);
       }
       if (answer.what != acquire_reply::outcome::busy) {
+        // A reply that cannot be read may still have come from a grant: undone before the error.
         leave();
+        co_await undo_acquire(a.name, a.owner,
+                              count_before_lost_attempt.value_or(reentrant ? hold->count : 0));
         co_return result{error::unexpected_reply, std::nullopt};
       }
+      count_before_lost_attempt.reset();
       note_holder(answer.pttl);
       if (!hold->granted) wheel.cancel(hold->renewal_entry);
       if (w && w->granted) continue;

@@ -147,18 +147,23 @@ void client_core::forget_hold(std::shared_ptr<hold_state> const& hold) {
 void client_core::lose(std::shared_ptr<hold_state> const& hold) {
   if (!hold->active()) return;
   hold->status = hold_status::lost;
+  hold->levels.clear();
   forget_hold(hold);
+  emit(event_kind::hold_lost, event_level::error, hold->name, hold->owner);
   for (auto* t : std::exchange(hold->loss_timers, {})) t->cancel();
   for (auto& weak : std::exchange(hold->notifiers, {})) {
     if (auto n = weak.lock()) {
       asio::post(n->ex, [n] { n->signal.emit(asio::cancellation_type::terminal); });
     }
   }
+  // The lock may be free now: a waiter of this client need not wait for its PTTL.
+  wake_first_waiter(hold->channel);
 }
 
 void client_core::finish_hold(std::shared_ptr<hold_state> const& hold) {
   hold->status = hold_status::released;
   hold->count = 0;
+  for (auto& level : std::exchange(hold->levels, {})) level->state = level_state::released;
   forget_hold(hold);
   for (auto* t : std::exchange(hold->loss_timers, {})) t->cancel();
   hold->notifiers.clear();
@@ -205,6 +210,16 @@ void client_core::on_push(resp::value const& push) {
   if (e[2].text() == "0") it->second.wake_head();
 }
 
+void client_core::wake_first_waiter(std::string const& channel) {
+  if (auto it = queues.find(channel); it != queues.end()) it->second.wake_head();
+}
+
+void client_core::emit(event_kind kind, event_level level, std::string_view lock,
+                       std::string_view owner, error_code ec, std::string_view detail) const {
+  auto const& handler = conn.cfg().on_event;
+  if (handler) handler(event{kind, level, lock, owner, ec, detail});
+}
+
 void client_core::on_connected() {
   // Messages may have been missed while disconnected: every waiter tries again.
   for (auto& [channel, q] : queues) q.wake_all();
@@ -221,6 +236,11 @@ void client_core::stop() {
   subs.stop();
   wheel_timer.cancel();
   ++wheel_generation;
+  // Nothing renews or releases them any more: each hold ends here, reported lost (its key
+  // expires on the server at the end of its lease).
+  std::vector<std::shared_ptr<hold_state>> ending;
+  for (auto const& [key, hold] : holds) ending.push_back(hold);
+  for (auto const& hold : ending) lose(hold);
   for (auto& [channel, q] : queues) q.wake_all();
   for (auto& [key, u] : unsettled) u->settled.cancel();
 }

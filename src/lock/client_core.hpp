@@ -19,6 +19,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -40,6 +41,18 @@ struct loss_notifier {
 };
 
 struct hold_state;
+
+// One guard's level of a hold. Its state moves held -> releasing -> released, each step once and
+// by whoever wins the exchange (the guard on any thread, or a release through the lock handle on
+// the strand), so that no level is released twice.
+enum class level_state : std::uint8_t { held, releasing, released };
+struct hold_level {
+  std::atomic<level_state> state{level_state::held};
+  bool let_go() {
+    auto expected = level_state::held;
+    return state.compare_exchange_strong(expected, level_state::releasing);
+  }
+};
 
 struct wheel_item {
   std::weak_ptr<hold_state> hold;
@@ -65,6 +78,8 @@ struct hold_state {
   wheel_type::handle validity_entry;
   std::vector<boost::asio::steady_timer*> loss_timers;  // wait_lost() calls, woken on any end
   std::vector<std::weak_ptr<loss_notifier>> notifiers;
+  // The levels of this hold's guards, outermost first, until the server confirmed their release.
+  std::vector<std::shared_ptr<hold_level>> levels;
 
   clock_type::time_point valid_until() const {
     return clock_type::time_point{clock_type::duration{valid_until_ns.load()}};
@@ -75,6 +90,18 @@ struct hold_state {
   bool active() const {
     auto const s = status.load();
     return s == hold_status::held || s == hold_status::uncertain;
+  }
+  // Whether the application still holds a level: only then is the hold renewed.
+  bool application_holds() const {
+    return std::any_of(levels.begin(), levels.end(),
+                       [](auto const& l) { return l->state == level_state::held; });
+  }
+  // Lets go of the innermost level the application holds (a release through the lock handle).
+  std::shared_ptr<hold_level> let_go_innermost() {
+    for (auto it = levels.rbegin(); it != levels.rend(); ++it) {
+      if ((*it)->let_go()) return *it;
+    }
+    return nullptr;
   }
 };
 
@@ -129,10 +156,11 @@ struct acquire_reply {
 acquire_reply read_acquire_reply(resp::value const& reply);
 
 // What a release script answered: the hold levels left (-1: not held; 0 also when the lock was
-// handed over, with the token it went with).
+// handed over, with the token it went with, or when its unlock message was refused).
 struct release_outcome {
   std::int64_t remaining = -3;  // -3: an unexpected reply
   std::optional<std::uint64_t> handoff_token;
+  std::optional<std::string> refused_publish;  // the server's words
 };
 release_outcome parse_release_reply(resp::value const& reply,
                                     std::optional<std::int64_t> count_before_lost_attempt);
@@ -165,31 +193,49 @@ struct client_core : std::enable_shared_from_this<client_core> {
   // acquire() and release() as the lock and held handles start them. The common case (no hold
   // yet and nobody of this client waiting; the last level and nobody waiting) is one script call
   // completed from its reply callback; anything else runs the coroutines below.
+  // A release through a guard names its hold and level; one through the lock handle names
+  // neither, and lets go of the innermost level this client holds for the owner, if any.
   template <class Signature>
   void start_acquire(acquire_args a, boost::asio::any_completion_handler<Signature> h);
   void start_release(std::string name, std::string owner, std::shared_ptr<hold_state> guard,
+                     std::shared_ptr<hold_level> level,
                      boost::asio::any_completion_handler<void(error_code)> h);
   void release_at_once(std::string name, std::string owner, std::shared_ptr<hold_state> guard,
-                       pending_handler<void(error_code)> handler);
+                       std::shared_ptr<hold_level> level, pending_handler<void(error_code)> handler);
 
   boost::asio::awaitable<acquire_result> acquire(acquire_args a);
-  // Releases one level of `owner`'s hold. `guard` is the hold a guard refers to, if any.
-  // `after_ambiguous`: an earlier attempt of this release may have gone through.
+  // Releases one level of `owner`'s hold. `guard` and `level` as for start_release.
+  // `after_ambiguous`: an earlier attempt of this release may have gone through. A release that
+  // fails while the hold lasts is retried in the background (retry_release).
   boost::asio::awaitable<std::tuple<error_code>> release(std::string name, std::string owner,
                                                          std::shared_ptr<hold_state> guard,
+                                                         std::shared_ptr<hold_level> level,
                                                          bool after_ambiguous = false);
+  // One release of one level up to the server's answer, ambiguous outcomes resolved. A hand-off
+  // to the first local waiter is tried only when `may_hand_off`.
+  boost::asio::awaitable<error_code> release_level(std::string const& name, std::string const& owner,
+                                                   std::shared_ptr<hold_state> const& hold,
+                                                   std::shared_ptr<hold_level> const& level,
+                                                   bool after_ambiguous, bool may_hand_off);
+  // Tries a failed release again, with backoff, until it goes through or the hold ends (its
+  // renewal stopped with the failure unless the application holds another level).
+  boost::asio::awaitable<void> retry_release(std::shared_ptr<hold_state> hold,
+                                             std::shared_ptr<hold_level> level);
   boost::asio::awaitable<std::tuple<error_code, bool>> force_release(std::string name);
   boost::asio::awaitable<std::tuple<error_code, bool>> is_locked(std::string name);
   boost::asio::awaitable<std::tuple<error_code, std::int64_t>> hold_count(std::string name,
                                                                           std::string owner);
   boost::asio::awaitable<std::tuple<error_code, std::optional<std::chrono::milliseconds>>>
   remaining_lease(std::string name);
-  // Applies a release's outcome to the hold (if this client knew one) and tells the caller.
-  error_code finish_release(std::shared_ptr<hold_state> const& hold, std::string const& channel,
+  // Applies a release's outcome to the hold and level (if this client knew them) and tells the
+  // caller.
+  error_code finish_release(std::string const& name, std::shared_ptr<hold_state> const& hold,
+                            std::shared_ptr<hold_level> const& level, std::string const& channel,
                             release_outcome const& out, clock_type::time_point sent);
   // Releases one level in the background (a guard destroyed while holding, a grant nobody
   // wants any more).
-  void release_detached(std::string name, std::string owner, std::shared_ptr<hold_state> guard);
+  void release_detached(std::string name, std::string owner, std::shared_ptr<hold_state> guard,
+                        std::shared_ptr<hold_level> level);
   boost::asio::awaitable<std::tuple<error_code>> wait_lost(std::shared_ptr<hold_state> hold);
   // Undoes an acquire whose outcome is unknown: releases one level if the owner's count shows it
   // went through (`count_before` is the count the owner had before that acquire).
@@ -202,11 +248,15 @@ struct client_core : std::enable_shared_from_this<client_core> {
   std::shared_ptr<hold_state> new_hold(acquire_args const& a, std::string key, std::string channel);
   void grant(std::shared_ptr<hold_state> const& hold, std::uint64_t token, std::int64_t count,
              clock_type::time_point sent);
+  // A guard for a new level of `hold`.
   held guard_for(std::shared_ptr<hold_state> const& hold) {
-    return held{shared_from_this(), hold, hold->token};
+    auto level = std::make_shared<hold_level>();
+    hold->levels.push_back(level);
+    return held{shared_from_this(), hold, std::move(level), hold->token};
   }
   void lose(std::shared_ptr<hold_state> const& hold);
-  void finish_hold(std::shared_ptr<hold_state> const& hold);  // fully released
+  // Fully released, or no level of it left to this client's guards.
+  void finish_hold(std::shared_ptr<hold_state> const& hold);
   void forget_hold(std::shared_ptr<hold_state> const& hold);  // drop the record and its entries
   clock_type::time_point validity_deadline(clock_type::time_point sent,
                                            std::chrono::milliseconds lease) const;
@@ -229,6 +279,11 @@ struct client_core : std::enable_shared_from_this<client_core> {
   // ---- waiting -------------------------------------------------------------------------------
   void on_push(resp::value const& push);
   void on_connected();
+  void wake_first_waiter(std::string const& channel);
+
+  // ---- events --------------------------------------------------------------------------------
+  void emit(event_kind kind, event_level level, std::string_view lock, std::string_view owner = {},
+            error_code ec = {}, std::string_view detail = {}) const;
   wait_queue& queue_for(std::string const& channel) { return queues[channel]; }
   void drop_queue_if_empty(std::string const& channel);
 

@@ -9,33 +9,35 @@ namespace redisync {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
+using detail::level_state;
+
 held::held(std::shared_ptr<detail::client_core> core, std::shared_ptr<detail::hold_state> state,
-           std::uint64_t token)
-    : core_{std::move(core)}, state_{std::move(state)}, token_{token} {}
+           std::shared_ptr<detail::hold_level> level, std::uint64_t token)
+    : core_{std::move(core)}, state_{std::move(state)}, level_{std::move(level)}, token_{token} {}
 
 held::held(held&& other) noexcept
     : core_{std::move(other.core_)},
       state_{std::move(other.state_)},
+      level_{std::move(other.level_)},
       notifier_{std::move(other.notifier_)},
-      token_{other.token_},
-      released_{std::exchange(other.released_, true)} {}
+      token_{other.token_} {}
 
 held& held::operator=(held&& other) noexcept {
   if (this != &other) {
     held old{std::move(*this)};  // releases what this one held
     core_ = std::move(other.core_);
     state_ = std::move(other.state_);
+    level_ = std::move(other.level_);
     notifier_ = std::move(other.notifier_);
     token_ = other.token_;
-    released_ = std::exchange(other.released_, true);
   }
   return *this;
 }
 
 held::~held() {
   // A destructor cannot wait: the release runs in the background.
-  if (!released_ && core_ && state_ && state_->active()) {
-    core_->release_detached(state_->name, state_->owner, state_);
+  if (core_ && state_ && level_ && state_->active() && level_->let_go()) {
+    core_->release_detached(state_->name, state_->owner, state_, level_);
   }
 }
 
@@ -44,12 +46,21 @@ std::chrono::steady_clock::time_point held::valid_until() const noexcept {
 }
 
 hold_status held::status() const noexcept {
-  if (!state_) return hold_status::released;
+  if (!state_ || !level_) return hold_status::released;
+  auto const level = level_->state.load();
+  if (level == level_state::released) return hold_status::released;
   auto const s = state_->status.load();
-  return released_ && s != hold_status::lost ? hold_status::released : s;
+  if (s == hold_status::lost || s == hold_status::released) return s;
+  // The client may not run (stopped, or its io_context idle) to notice the deadline itself.
+  if (std::chrono::steady_clock::now() >= state_->valid_until()) return hold_status::lost;
+  return level == level_state::releasing ? hold_status::uncertain : s;
 }
 
-bool held::is_held() const noexcept { return !released_ && state_ && state_->active(); }
+bool held::is_held() const noexcept {
+  if (!level_ || level_->state != level_state::held) return false;
+  auto const s = status();
+  return s == hold_status::held || s == hold_status::uncertain;
+}
 
 std::string const& held::name() const noexcept {
   static std::string const none;
@@ -62,16 +73,15 @@ std::string const& held::owner_id() const noexcept {
 }
 
 void held::start_release(asio::any_completion_handler<void(error_code)> h) {
-  if (!core_ || !state_) throw boost::system::system_error{make_error_code(error::not_held)};
-  if (released_) {
+  if (!core_ || !state_ || !level_) throw boost::system::system_error{make_error_code(error::not_held)};
+  if (!level_->let_go()) {
     auto const not_held = []() -> asio::awaitable<std::tuple<error_code>> {
       co_return std::tuple{error_code{error::not_held}};
     };
     core_->launch(not_held(), std::move(h), false);
     return;
   }
-  released_ = true;
-  core_->start_release(state_->name, state_->owner, state_, std::move(h));
+  core_->start_release(state_->name, state_->owner, state_, level_, std::move(h));
 }
 
 void held::start_wait_lost(asio::any_completion_handler<void(error_code)> h) {

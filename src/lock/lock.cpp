@@ -23,7 +23,7 @@ void lock::start_acquire(std::optional<std::chrono::milliseconds> lease,
 }
 
 void lock::start_release(asio::any_completion_handler<void(error_code)> h) {
-  core_->start_release(name_, owner_, nullptr, std::move(h));
+  core_->start_release(name_, owner_, nullptr, nullptr, std::move(h));
 }
 
 void lock::start_force_release(asio::any_completion_handler<void(error_code, bool)> h) {

@@ -57,9 +57,9 @@ void client_core::on_wheel_tick() {
   std::map<std::chrono::milliseconds, std::vector<std::shared_ptr<hold_state>>> renewals_by_lease;
   for (auto& item : due) {
     auto hold = item.hold.lock();
-    if (!hold) continue;
-    wheel_type::forget(item.renewal ? hold->renewal_entry : hold->validity_entry);
-    if (!hold->active()) continue;
+    // Handling one entry may end a hold whose other entry fired in this tick too (the wheel
+    // forgets fired entries itself, so cancelling them does nothing).
+    if (!hold || !hold->active()) continue;
     if (!item.renewal) {
       if (now >= hold->valid_until()) {
         lose(hold);
@@ -103,22 +103,34 @@ asio::awaitable<void> client_core::renew(std::vector<std::shared_ptr<hold_state>
   auto [ec, reply] = co_await run_script(conn, scripts::lock_renew, args, {}, fail_fast);
   ++renewal_batches;
   renewals += batch.size();
-  bool const well_formed = !ec && reply.elements().size() == batch.size();
+  bool const well_formed = !ec && reply.kind() == resp::type::array &&
+                           reply.elements().size() == batch.size();
+  if (!well_formed) {
+    auto const count = std::to_string(batch.size()) + " holds";
+    emit(event_kind::renewal_failed, event_level::warning, batch.front()->name, {},
+         ec ? ec : error_code{error::unexpected_reply}, count);
+  }
   for (std::size_t i = 0; i < batch.size(); ++i) {
     auto const& hold = batch[i];
     if (!hold->active()) continue;  // released or lost while the renewal was in flight
-    if (!well_formed) {
+    std::int64_t const flag = well_formed && reply.elements()[i].kind() == resp::type::integer
+                                  ? reply.elements()[i].integer()
+                                  : -1;
+    if (flag != 0 && flag != 1) {
       // Unknown: the lease runs on. The hold is uncertain now and lost at its deadline unless a
       // retry gets through first.
-      hold->status = hold_status::uncertain;
+      if (hold->status.exchange(hold_status::uncertain) == hold_status::held) {
+        emit(event_kind::hold_uncertain, event_level::warning, hold->name, hold->owner, ec);
+      }
       auto const retry = std::min<std::chrono::milliseconds>(hold->lease / 10, std::chrono::seconds{1});
-      schedule_renewal(hold, clock_type::now() + retry - hold->lease / 3);
+      if (hold->application_holds()) schedule_renewal(hold, clock_type::now() + retry - hold->lease / 3);
       continue;
     }
-    if (reply.elements()[i].integer() == 1) {
+    if (flag == 1) {
       hold->set_valid_until(validity_deadline(sent, hold->lease));
       hold->status = hold_status::held;
-      schedule_renewal(hold, sent);
+      // Not after the application let go of it while this renewal was in flight.
+      if (hold->application_holds()) schedule_renewal(hold, sent);
       schedule_validity_check(hold);
     } else {
       lose(hold);  // the owner field is gone: someone deleted or took over the lock

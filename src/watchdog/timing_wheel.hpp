@@ -15,25 +15,42 @@ namespace redisync::detail {
 
 template <class Id>
 class timing_wheel {
+  struct entry;
+
  public:
   using clock = std::chrono::steady_clock;
   using time_point = clock::time_point;
   using duration = clock::duration;
 
+  // Where an entry is. The wheel deactivates it when the entry fires, so cancelling an entry that
+  // already fired (in the same tick, while the caller handles another one) does nothing. A handle
+  // stays where it is while scheduled (neither copied nor moved); destroyed, it leaves the wheel.
   class handle {
    public:
     handle() = default;
-    bool active() const noexcept { return active_; }
+    handle(handle const&) = delete;
+    handle& operator=(handle const&) = delete;
+    ~handle() {
+      if (wheel_ != nullptr) wheel_->cancel(*this);
+    }
+    bool active() const noexcept { return wheel_ != nullptr; }
 
    private:
     friend class timing_wheel;
+    timing_wheel* wheel_ = nullptr;
     std::size_t slot_ = 0;
-    typename std::list<std::pair<std::uint64_t, Id>>::iterator it_{};
-    bool active_ = false;
+    typename std::list<entry>::iterator it_{};
   };
 
   timing_wheel(duration tick, std::size_t slots, time_point start)
       : tick_{tick}, origin_{start}, slots_(slots) {}
+  timing_wheel(timing_wheel const&) = delete;
+  timing_wheel& operator=(timing_wheel const&) = delete;
+  ~timing_wheel() {
+    for (auto& slot : slots_) {
+      for (auto& e : slot) e.owner->wheel_ = nullptr;
+    }
+  }
 
   // Schedules `id` at `due` (rounded up to the next tick; a time in the past fires on the next
   // advance). Replaces what `h` held before.
@@ -41,24 +58,21 @@ class timing_wheel {
     cancel(h);
     std::uint64_t const t = std::max(tick_of(due), current_ + 1);
     std::size_t const s = static_cast<std::size_t>(t % slots_.size());
-    slots_[s].emplace_back(t, std::move(id));
+    slots_[s].push_back(entry{t, std::move(id), &h});
+    h.wheel_ = this;
     h.slot_ = s;
     h.it_ = std::prev(slots_[s].end());
-    h.active_ = true;
     ++size_;
   }
 
-  static void forget(handle& h) noexcept { h.active_ = false; }
-
   void cancel(handle& h) noexcept {
-    if (!h.active_) return;
+    if (h.wheel_ != this) return;
     slots_[h.slot_].erase(h.it_);
-    h.active_ = false;
+    h.wheel_ = nullptr;
     --size_;
   }
 
-  // Moves every entry due at or before `now` into `out`. The caller owns the handles and must
-  // forget() the handle of each fired entry before it schedules or cancels with it again.
+  // Moves every entry due at or before `now` into `out` and deactivates its handle.
   void advance(time_point now, std::vector<Id>& out) {
     std::uint64_t const target = tick_of_floor(now);
     if (target <= current_) return;
@@ -67,8 +81,9 @@ class timing_wheel {
     for (std::uint64_t i = 1; i <= steps; ++i) {
       auto& slot = slots_[static_cast<std::size_t>((current_ + i) % slots_.size())];
       for (auto it = slot.begin(); it != slot.end();) {
-        if (it->first <= target) {
-          out.push_back(std::move(it->second));
+        if (it->tick <= target) {
+          it->owner->wheel_ = nullptr;
+          out.push_back(std::move(it->id));
           it = slot.erase(it);
           --size_;
         } else {
@@ -85,13 +100,12 @@ class timing_wheel {
     std::uint64_t best = UINT64_MAX;
     for (std::size_t i = 1; i <= slots_.size(); ++i) {
       for (auto const& e : slots_[static_cast<std::size_t>((current_ + i) % slots_.size())]) {
-        best = std::min(best, e.first);
+        best = std::min(best, e.tick);
       }
       if (best <= current_ + i) break;  // nothing can come earlier than this slot's own tick
     }
     return origin_ + tick_ * static_cast<std::int64_t>(best);
   }
-
 
   // When an entry due at `t` fires: the start of the tick it is rounded up to.
   time_point firing_time(time_point t) const {
@@ -111,10 +125,16 @@ class timing_wheel {
     return static_cast<std::uint64_t>((t - origin_) / tick_);
   }
 
+  struct entry {
+    std::uint64_t tick;
+    Id id;
+    handle* owner;
+  };
+
   duration tick_;
   time_point origin_;
   std::uint64_t current_ = 0;
-  std::vector<std::list<std::pair<std::uint64_t, Id>>> slots_;
+  std::vector<std::list<entry>> slots_;
   std::size_t size_ = 0;
 };
 

@@ -65,6 +65,45 @@ BOOST_AUTO_TEST_CASE(cancelled_entries_never_fire) {
   BOOST_TEST(fire(w, clock.now) == std::vector<int>{2});
 }
 
+// The watchdog handles what fired in one tick one entry at a time; handling one (a hold that is
+// lost) cancels the hold's other entry, which the same tick may already have taken out.
+BOOST_AUTO_TEST_CASE(cancelling_an_entry_that_fired_in_the_same_tick_is_harmless) {
+  fake_clock clock;
+  wheel w{10ms, 16, clock.now};
+  wheel::handle renewal, validity, other;
+  w.schedule(renewal, clock.now + 20ms, 1);
+  w.schedule(validity, clock.now + 20ms, 2);
+  w.schedule(other, clock.now + 20ms, 3);
+  clock.advance(20ms);
+  std::vector<int> fired;
+  w.advance(clock.now, fired);
+  BOOST_TEST(fired.size() == 3u);
+  BOOST_TEST(!renewal.active());
+  BOOST_TEST(!validity.active());
+  w.cancel(renewal);
+  w.cancel(validity);
+  BOOST_TEST(w.size() == 0u);
+  // The handles can be scheduled again, and the wheel still works.
+  w.schedule(renewal, clock.now + 30ms, 1);
+  w.cancel(validity);
+  BOOST_TEST(w.size() == 1u);
+  clock.advance(30ms);
+  BOOST_TEST(fire(w, clock.now) == std::vector<int>{1});
+}
+
+BOOST_AUTO_TEST_CASE(a_handle_destroyed_while_scheduled_leaves_the_wheel) {
+  fake_clock clock;
+  wheel w{10ms, 16, clock.now};
+  {
+    wheel::handle gone;
+    w.schedule(gone, clock.now + 20ms, 1);
+    BOOST_TEST(w.size() == 1u);
+  }
+  BOOST_TEST(w.size() == 0u);
+  clock.advance(1s);
+  BOOST_TEST(fire(w, clock.now).empty());
+}
+
 BOOST_AUTO_TEST_CASE(rescheduling_replaces_the_old_entry) {
   fake_clock clock;
   wheel w{10ms, 16, clock.now};

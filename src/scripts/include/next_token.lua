@@ -4,9 +4,23 @@
 -- call share it (each token key still gets its own last + 1). Tokens are decimal strings without
 -- leading zeros, built from TIME's two strings and compared as strings (the longer one is larger;
 -- at equal length the string order is the number order): turning numbers into strings and back
--- (printf "%.17g" and strtod inside Redis) cost about as much server time as a command. Returns
--- the error, having written nothing, if the counter holds another type.
+-- (printf "%.17g" and strtod inside Redis) cost about as much server time as a command, and Lua
+-- numbers are exact only up to 2^53. A counter that is no such decimal (tampered with) counts as
+-- absent. Tokens end at 2^63 - 1, the largest value of a signed 64-bit counter (Redisson's): past
+-- it the counter is left as it was and the error TOKENLIMIT is returned. Returns the error, having
+-- written nothing, if the counter holds another type.
 local now_micros
+local largest_token = '9223372036854775807'
+
+-- `decimal` + 1, digit by digit.
+local function increment(decimal)
+  local i = #decimal
+  while i > 0 and string.byte(decimal, i) == 57 do i = i - 1 end  -- trailing '9's
+  if i == 0 then return '1' .. string.rep('0', #decimal) end
+  return string.sub(decimal, 1, i - 1) .. string.char(string.byte(decimal, i) + 1) ..
+         string.rep('0', #decimal - i)
+end
+
 local function next_token(token_key)
   if not now_micros then
     local now = redis.call('time')
@@ -17,8 +31,13 @@ local function next_token(token_key)
   local token = now_micros
   local last = redis.pcall('set', token_key, token, 'GET')
   if type(last) == 'table' then return last end
-  if last and (#last > #token or (#last == #token and last >= token)) then
-    token = string.format('%.0f', tonumber(last) + 1)  -- exact: tokens stay below 2^53
+  if last and (#last > #token or (#last == #token and last >= token)) and
+      string.find(last, '^[1-9]%d*$') then
+    token = increment(last)
+    if #token > #largest_token or (#token == #largest_token and token > largest_token) then
+      redis.call('set', token_key, last)
+      return redis.error_reply('TOKENLIMIT the fencing token counter is at its largest value')
+    end
     redis.call('set', token_key, token)
   end
   return token

@@ -5,9 +5,11 @@
 -- the hold count the owner had before this release, when an earlier attempt's outcome was lost
 -- with a connection. `lease` is kept on a partial release. `token_key` is needed only for a retry
 -- or a hand-off.
--- Returns the remaining hold count; {0, token} after a hand-off; -1 when the owner holds nothing
--- (nothing changes, nothing is published); -2 when `retry_arg` shows the earlier attempt went
--- through; the error when a key has another type.
+-- Returns the remaining hold count; {0, token} after a hand-off; {0, error} when the lock was
+-- deleted but the unlock message was refused (an ACL without the channel): the release stands,
+-- only the waiters were not told; -1 when the owner holds nothing (nothing changes, nothing is
+-- published); -2 when `retry_arg` shows the earlier attempt went through; the error when a key has
+-- another type.
 local function release(lock, token_key, owner, lease, channel, retry_arg, next_owner, next_lease)
   local held = redis.pcall('hget', lock, owner)
   if type(held) == 'table' then return held end
@@ -40,6 +42,7 @@ local function release(lock, token_key, owner, lease, channel, retry_arg, next_o
     return {0, token}
   end
   redis.call('del', lock)
-  redis.call('publish', channel, '0')
+  local told = redis.pcall('publish', channel, '0')
+  if type(told) == 'table' then return {0, told} end
   return 0
 end

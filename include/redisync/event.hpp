@@ -1,0 +1,42 @@
+#pragma once
+
+// What the client tells the application about its holds, through config::on_event: a renewal
+// that failed, a hold that turned uncertain or was lost, a release that failed and is retried, an
+// unlock message the server refused. Silent unless a handler is set. The handler runs on the
+// client's strand: keep it short and never block in it.
+
+#include <boost/system/error_code.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+namespace redisync {
+
+enum class event_level : std::uint8_t { debug, info, warning, error };
+
+enum class event_kind : std::uint8_t {
+  renewal_failed,        // a renewal call failed (`error` says why); its holds are uncertain
+  hold_uncertain,        // renewals of this hold fail; it is lost at its deadline unless one succeeds
+  hold_lost,             // the hold's deadline passed, or its owner field vanished
+  release_failed,        // a release failed: renewal stopped, the release is retried within the lease
+  release_retried,       // a release that had failed went through in the background
+  waiters_not_notified,  // a lock was released, but the server refused the unlock message
+  grant_undone,          // an acquire whose caller gave up, or whose reply was unreadable, was undone
+};
+
+struct event {
+  event_kind kind;
+  event_level level;
+  std::string_view lock;   // the lock's name
+  std::string_view owner;  // the owner id, when one hold is concerned
+  boost::system::error_code error;
+  std::string_view detail;  // the server's words, or a count
+};
+
+using event_handler = std::function<void(event const&)>;
+
+std::string_view to_string(event_kind kind) noexcept;
+std::string_view to_string(event_level level) noexcept;
+
+}  // namespace redisync

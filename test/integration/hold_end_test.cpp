@@ -1,0 +1,383 @@
+// Every hold ends exactly once, as released (the server confirmed it) or lost (reported), against a
+// real redis-server that refuses renewals, releases and publishes.
+
+#include <redisync/redisync.hpp>
+
+#include "support/lock_fixture.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <csignal>
+#include <thread>
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using redisync::error;
+using redisync::held;
+using redisync::hold_status;
+using redisync::process::redis_server;
+using redisync::test::running_client;
+using redisync::test::run_async;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+// Waits (blocking: before any client runs) until `replica` is linked to its master, so that writes
+// reach it within a moment.
+void wait_for_link(redis_server const& replica) {
+  auto const deadline = std::chrono::steady_clock::now() + 10s;
+  while (replica.command({"INFO", "replication"}).text().find("master_link_status:up") ==
+         std::string_view::npos) {
+    BOOST_TEST_REQUIRE((std::chrono::steady_clock::now() < deadline), "the replica never linked");
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
+// Promotes the replica and makes the master its replica, once the replica has `key`: a demotion
+// without data loss, after which the old master refuses writes with READONLY.
+// (Commands in plain functions: GCC 12 miscompiles an initializer_list in a coroutine's loop.)
+bool has_key(redis_server const& redis, std::string const& key) {
+  return redis.command({"EXISTS", key}).integer() == 1;
+}
+
+void swap_roles(redis_server const& master, redis_server const& replica) {
+  replica.command({"REPLICAOF", "NO", "ONE"});
+  master.command({"REPLICAOF", "127.0.0.1", std::to_string(replica.port())});
+}
+
+asio::awaitable<void> demote(redis_server const& master, redis_server const& replica,
+                             std::string key) {
+  auto const deadline = std::chrono::steady_clock::now() + 5s;
+  while (!has_key(replica, key)) {
+    BOOST_TEST_REQUIRE((std::chrono::steady_clock::now() < deadline), "the replica never got " << key);
+    co_await redisync::test::sleep_for(2ms);
+  }
+  swap_roles(master, replica);
+}
+
+// Holds a lock with the watchdog, lets `refuse` make the server refuse its renewals, and checks
+// that the hold turns uncertain, then lost no earlier than its deadline and not much later.
+asio::awaitable<void> expect_refused_renewals_end_in_loss(
+    asio::io_context& ctx, redisync::config cfg, std::function<asio::awaitable<void>()> refuse) {
+  running_client c{ctx, cfg};
+  auto h = co_await c->make_lock("refused").acquire(asio::use_awaitable);
+  co_await refuse();
+  bool saw_uncertain = false;
+  while (h.status() != hold_status::lost) {
+    if (h.status() == hold_status::uncertain) saw_uncertain = true;
+    BOOST_TEST_REQUIRE((std::chrono::steady_clock::now() < h.valid_until() + 1s));
+    co_await redisync::test::sleep_for(5ms);
+  }
+  BOOST_TEST(saw_uncertain);
+  BOOST_TEST((std::chrono::steady_clock::now() >= h.valid_until()));
+  auto [ec] = co_await h.wait_lost(tuple_awaitable);
+  BOOST_TEST((ec == error::lease_lost));
+  auto [rec] = co_await h.release(tuple_awaitable);
+  BOOST_TEST((rec == error::lease_lost));
+  co_await c.stop();
+}
+
+redisync::config with_lease(redis_server const& redis, std::chrono::milliseconds lease) {
+  auto cfg = redisync::test::fast_config(redis);
+  cfg.watchdog_lease = lease;
+  return cfg;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(every_hold_ends_once)
+
+BOOST_AUTO_TEST_CASE(a_demoted_master_refusing_renewals_makes_the_hold_uncertain_then_lost) {
+  redis_server master;
+  redis_server replica{{.replica_of = master.port()}};
+  wait_for_link(replica);
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    co_await expect_refused_renewals_end_in_loss(ctx, with_lease(master, 900ms),
+                                                 [&] { return demote(master, replica, "refused"); });
+  });
+}
+
+BOOST_AUTO_TEST_CASE(an_acl_revoke_of_scripts_makes_the_hold_uncertain_then_lost) {
+  redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto revoke = [&]() -> asio::awaitable<void> {
+      redis.command({"ACL", "SETUSER", "default", "-eval", "-evalsha"});
+      co_return;
+    };
+    co_await expect_refused_renewals_end_in_loss(ctx, with_lease(redis, 900ms), revoke);
+    redis.command({"ACL", "SETUSER", "default", "+eval", "+evalsha"});
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_stopped_server_makes_a_three_second_hold_uncertain_then_lost) {
+  redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto stop = [&]() -> asio::awaitable<void> {
+      redis.stop();
+      co_return;
+    };
+    co_await expect_refused_renewals_end_in_loss(ctx, with_lease(redis, 3s), stop);
+  });
+}
+
+BOOST_AUTO_TEST_CASE(many_holds_refused_together_all_end_lost_once) {
+  redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, with_lease(redis, 600ms)};
+    std::vector<held> holds;
+    for (int i = 0; i < 50; ++i) {
+      holds.push_back(co_await c->make_lock("many-" + std::to_string(i)).acquire(asio::use_awaitable));
+    }
+    redis.command({"ACL", "SETUSER", "default", "-eval", "-evalsha"});
+    for (auto& h : holds) {
+      auto [ec] = co_await h.wait_lost(tuple_awaitable);
+      BOOST_TEST((ec == error::lease_lost));
+    }
+    BOOST_TEST(c->stats().holds == 0u);
+    redis.command({"ACL", "SETUSER", "default", "+eval", "+evalsha"});
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_release_that_fails_stops_renewal_and_the_lock_does_not_outlive_its_lease) {
+  redis_server master;
+  redis_server replica{{.replica_of = master.port()}};
+  wait_for_link(replica);
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, with_lease(master, 1500ms)};
+    auto h = co_await c->make_lock("zombie").acquire(asio::use_awaitable);
+    co_await demote(master, replica, "zombie");  // the release script's DEL is refused
+    auto [ec] = co_await h.release(tuple_awaitable);
+    BOOST_TEST((ec == error::read_only), ec.message());
+    BOOST_TEST((h.status() != hold_status::released));  // the server did not confirm it
+    BOOST_TEST(!h.is_held());
+    auto [again] = co_await h.release(tuple_awaitable);
+    BOOST_TEST((again == error::not_held));
+    // Nobody renews it any more: the lock is gone on the (new) master within its lease.
+    auto const released_at = std::chrono::steady_clock::now();
+    while (has_key(replica, "zombie")) {
+      BOOST_TEST_REQUIRE((std::chrono::steady_clock::now() - released_at < 1500ms + 500ms));
+      co_await redisync::test::sleep_for(20ms);
+    }
+    auto [lost] = co_await h.wait_lost(tuple_awaitable);
+    BOOST_TEST((lost == error::lease_lost));
+    BOOST_TEST((h.status() == hold_status::lost));
+    master.command({"REPLICAOF", "NO", "ONE"});
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_hand_off_is_retried_and_the_local_waiter_gets_the_lock) {
+  redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, with_lease(redis, 3s)};
+    auto a = co_await c->make_lock("oom").acquire(asio::use_awaitable);
+    std::optional<std::tuple<error_code, held>> b;
+    redisync::test::event b_done{ctx.get_executor()};
+    auto wait_for_b = [&]() -> asio::awaitable<void> {
+      b = co_await c->make_lock("oom").acquire(tuple_awaitable);
+      b_done.notify();
+    };
+    asio::co_spawn(ctx, wait_for_b(), asio::detached);
+    while (c->stats().waiters == 0) co_await asio::post(ctx, asio::use_awaitable);
+    // Out of memory: the hand-off's new fencing token cannot be written.
+    redis.command({"CONFIG", "SET", "maxmemory", "1"});
+    auto [ec] = co_await a.release(tuple_awaitable);
+    BOOST_TEST((ec == error::out_of_memory), ec.message());
+    redis.command({"CONFIG", "SET", "maxmemory", "0"});
+    // The library releases A in the background; B is told and gets the lock.
+    BOOST_TEST_REQUIRE(co_await b_done.wait(5s));
+    auto& [bec, bh] = *b;
+    if (bec == error::out_of_memory) {
+      // B tried while the limit was still set: a typed error, and the lock is free for it now.
+      std::get<1>(*b) = co_await c->make_lock("oom").acquire(asio::use_awaitable);
+    } else {
+      BOOST_TEST_REQUIRE(!bec, bec.message());
+    }
+    BOOST_TEST((a.status() == hold_status::released));
+    BOOST_TEST(std::get<1>(*b).is_held());
+    co_await std::get<1>(*b).release(asio::use_awaitable);
+    co_await c->flush_subscriptions(asio::use_awaitable);
+    redisync::test::expect_nothing_left(redis);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_release_whose_publish_is_refused_succeeds_and_reports_the_waiters_untold) {
+  redis_server redis;
+  // Redis 7's default for new users: no channel may be published to.
+  redis.command({"ACL", "SETUSER", "app", "on", ">secret", "~*", "resetchannels", "+@all"});
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto cfg = redisync::test::fast_config(redis);
+    cfg.username = "app";
+    cfg.password = "secret";
+    std::vector<redisync::event_kind> seen;
+    cfg.on_event = [&](redisync::event const& e) { seen.push_back(e.kind); };
+    running_client c{ctx, cfg};
+    auto h = co_await c->make_lock("untold").acquire(asio::use_awaitable);
+    auto [ec] = co_await h.release(tuple_awaitable);
+    BOOST_TEST(!ec, ec.message());
+    BOOST_TEST((h.status() == hold_status::released));
+    BOOST_TEST(redis.command({"EXISTS", "untold"}).integer() == 0);
+    BOOST_TEST((std::count(seen.begin(), seen.end(), redisync::event_kind::waiters_not_notified) == 1));
+    // The same for a forced release.
+    auto h2 = co_await c->make_lock("untold").acquire(asio::use_awaitable);
+    BOOST_TEST(co_await c->make_lock("untold").force_release(asio::use_awaitable));
+    BOOST_TEST((std::count(seen.begin(), seen.end(), redisync::event_kind::waiters_not_notified) == 2));
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(queries_on_a_key_of_the_wrong_type_answer_wrong_type) {
+  redis_server redis;
+  redis.command({"SET", "a-string", "precious"});
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto lock = c->make_lock("a-string");
+    auto [lec, locked] = co_await lock.is_locked(tuple_awaitable);
+    BOOST_TEST((lec == error::wrong_type));
+    auto [rec, left] = co_await lock.remaining_lease(tuple_awaitable);
+    BOOST_TEST((rec == error::wrong_type));
+    BOOST_TEST(!left.has_value());
+    auto [hec, count] = co_await lock.hold_count(tuple_awaitable);
+    BOOST_TEST((hec == error::wrong_type));
+    BOOST_TEST(redis.command({"GET", "a-string"}).text() == "precious");
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(releasing_through_the_handle_releases_the_innermost_guards_level) {
+  redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto me = c->new_owner();
+    auto lock = me.lock("levels");
+    auto outer = co_await lock.acquire(asio::use_awaitable);
+    {
+      auto inner = co_await lock.acquire(asio::use_awaitable);
+      co_await lock.release(asio::use_awaitable);  // Redisson's unlock(): the innermost level
+      BOOST_TEST(!inner.is_held());
+      BOOST_TEST((inner.status() == hold_status::released));
+      auto [ec] = co_await inner.release(tuple_awaitable);
+      BOOST_TEST((ec == error::not_held));
+    }  // destroying `inner` releases nothing more
+    co_await asio::post(ctx, asio::use_awaitable);
+    BOOST_TEST(co_await lock.hold_count(asio::use_awaitable) == 1);
+    BOOST_TEST((outer.status() == hold_status::held));
+    BOOST_TEST(outer.is_held());
+    auto none = co_await c->make_lock("levels").try_acquire(0ms, asio::use_awaitable);
+    BOOST_TEST(!none.has_value());
+    // Releasing the outer guard while a nested one lives: the handle has no level left to give.
+    auto nested = co_await lock.acquire(asio::use_awaitable);
+    co_await outer.release(asio::use_awaitable);
+    BOOST_TEST(nested.is_held());
+    BOOST_TEST(co_await lock.hold_count(asio::use_awaitable) == 1);
+    co_await lock.release(asio::use_awaitable);
+    BOOST_TEST(!nested.is_held());
+    auto [ec] = co_await lock.release(tuple_awaitable);
+    BOOST_TEST((ec == error::not_owner));
+    redisync::test::expect_nothing_left(redis);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_hold_never_says_held_past_its_deadline_after_the_client_stopped) {
+  redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto fixed = co_await c->make_lock("stopped-fixed").acquire(800ms, asio::use_awaitable);
+    auto renewed = co_await c->make_lock("stopped-renewed").acquire(asio::use_awaitable);
+    co_await c.stop();
+    // The client can neither renew nor release any more: both holds are lost, and say so.
+    BOOST_TEST((fixed.status() == hold_status::lost));
+    BOOST_TEST((renewed.status() == hold_status::lost));
+    BOOST_TEST(!fixed.is_held());
+    auto [ec] = co_await fixed.wait_lost(tuple_awaitable);
+    BOOST_TEST((ec == error::lease_lost));
+  });
+}
+
+BOOST_AUTO_TEST_CASE(status_says_lost_past_the_deadline_even_when_the_client_does_not_run) {
+  redis_server redis;
+  asio::io_context ctx;
+  redisync::client c{ctx.get_executor(), redisync::test::fast_config(redis)};
+  c.start();
+  std::optional<held> h;
+  c.make_lock("frozen").acquire(300ms, [&](error_code, held got) { h = std::move(got); });
+  while (!h) ctx.run_one();
+  BOOST_TEST((h->status() == hold_status::held));
+  std::this_thread::sleep_for(400ms);  // the client's io_context does not run meanwhile
+  BOOST_TEST((h->status() == hold_status::lost));
+  BOOST_TEST(!h->is_held());
+  c.stop();
+  ctx.run();
+}
+
+BOOST_AUTO_TEST_CASE(fencing_tokens_past_two_to_the_53_stay_exact_and_increase) {
+  redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    redis.command({"SET", "redisson_lock_token:{big}", "9007199254740992"});  // 2^53
+    std::uint64_t expected = 9007199254740993u;
+    for (int i = 0; i < 3; ++i) {
+      auto h = co_await c->make_lock("big").acquire(asio::use_awaitable);
+      BOOST_TEST(h.token() == expected);
+      ++expected;
+      co_await h.release(asio::use_awaitable);
+    }
+    // The bound: 2^63 - 1, the largest token a signed 64-bit counter (Redisson's) can hold.
+    redis.command({"SET", "redisson_lock_token:{big}", "9223372036854775806"});
+    auto last = co_await c->make_lock("big").acquire(asio::use_awaitable);
+    BOOST_TEST(last.token() == 9223372036854775807u);
+    co_await last.release(asio::use_awaitable);
+    auto [ec, none] = co_await c->make_lock("big").try_acquire(0ms, tuple_awaitable);
+    BOOST_TEST((ec == error::token_exhausted), ec.message());
+    BOOST_TEST(redis.command({"EXISTS", "big"}).integer() == 0);
+    BOOST_TEST(redis.command({"GET", "redisson_lock_token:{big}"}).text() == "9223372036854775807");
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_token_key_beyond_the_bound_refuses_the_acquire_and_leaves_no_hold) {
+  redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    redis.command({"SET", "redisson_lock_token:{tampered}", "99999999999999999999"});
+    auto [ec, h] = co_await c->make_lock("tampered").try_acquire(0ms, tuple_awaitable);
+    BOOST_TEST((ec == error::token_exhausted), ec.message());
+    BOOST_TEST(redis.command({"EXISTS", "tampered"}).integer() == 0);
+    BOOST_TEST(redis.command({"GET", "redisson_lock_token:{tampered}"}).text() == "99999999999999999999");
+    // A counter that is no number at all is replaced: tokens start again from the server time.
+    redis.command({"SET", "redisson_lock_token:{tampered}", "not a number"});
+    auto fresh = co_await c->make_lock("tampered").acquire(asio::use_awaitable);
+    BOOST_TEST(fresh.token() > 1'000'000'000'000'000u);
+    co_await fresh.release(asio::use_awaitable);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(an_acquire_reply_that_cannot_be_read_is_undone) {
+  redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, redisync::test::fast_config(redis)};
+    auto me = c->new_owner();
+    auto outer = co_await me.lock("unreadable").acquire(asio::use_awaitable);
+    // A nested acquire answers with the counter's value as the token: garbage now.
+    redis.command({"SET", "redisson_lock_token:{unreadable}", "garbage"});
+    auto [ec, inner] = co_await me.lock("unreadable").acquire(tuple_awaitable);
+    BOOST_TEST((ec == error::unexpected_reply), ec.message());
+    // The level that acquire may have added is taken back.
+    BOOST_TEST(redisync::test::hget_count(redis, "unreadable", me.id()) == 1);
+    BOOST_TEST(co_await me.lock("unreadable").hold_count(asio::use_awaitable) == 1);
+    co_await outer.release(asio::use_awaitable);
+    BOOST_TEST(redis.command({"EXISTS", "unreadable"}).integer() == 0);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
