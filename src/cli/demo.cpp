@@ -227,7 +227,11 @@ class demo_run {
     std::uint64_t token = 0;
     if (h) {
       token = h->token();
-      detail::script_args args{{fence, value}, {std::to_string(token), "written-by-the-new-holder"}};
+      resp::request get;
+      get.push("GET", value);
+      auto const before = co_await cmd(std::move(get));
+      detail::script_args args{{fence, value},
+                               {std::to_string(token), std::string{before.text()}, "written-by-the-new-holder"}};
       auto [ec, reply] = co_await detail::run_script(client_.connection(), detail::scripts::fenced_set, args);
       accepted = !ec && reply.integer() == 1;
       say("   new holder got token {}; its fenced write was {}", token, accepted ? "accepted" : "rejected");

@@ -44,6 +44,7 @@ struct stress_options {
   std::string counter;
   std::optional<std::string> fence_key;
   std::optional<std::string> history;
+  int retry_ms = 0;  // > 0: a failed acquire is tried again after this pause, not counted as an iteration
 };
 
 struct totals {
@@ -105,6 +106,11 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
       ++t.errors;
       report.add("acquire", ec);
       log.write("error", me.id(), 0, ec.message());
+      if (o.retry_ms > 0) {
+        --i;
+        asio::steady_timer pause{ex, std::chrono::milliseconds{o.retry_ms}};
+        co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+      }
       continue;
     }
     ++t.acquired;
@@ -124,9 +130,11 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
       report.add("read", gec);
       log.write("error", me.id(), h.token(), gec.message());
     } else if (o.fence_key) {
-      // The write carries the token; the resource refuses tokens older than one it has seen.
+      // The write carries the token and the value it read: the resource refuses tokens older than
+      // one it has seen, and a value that changed meanwhile.
       detail::script_args args{{*o.fence_key, o.counter},
-                               {std::to_string(h.token()), std::to_string(value + 1)}};
+                               {std::to_string(h.token()), std::string{current.text()},
+                                std::to_string(value + 1)}};
       auto [wec, reply] = co_await detail::run_script(c.connection(), detail::scripts::fenced_set, args);
       if (wec) {
         ++t.errors;
@@ -150,18 +158,25 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
       }
     }
 
-    bool const lost_before_release = h.status() == hold_status::lost;
     auto [rec] = co_await h.release(asio::as_tuple(asio::use_awaitable));
-    if (!rec) {
+    if (rec && rec != error::lease_lost) {
+      // The client retries the release until it goes through or the lease ends: wait for that.
+      ++t.errors;
+      report.add("release", rec);
+      log.write("release_failed", me.id(), h.token(), rec.message());
+      co_await h.wait_lost(asio::as_tuple(asio::use_awaitable));
+    }
+    // Every hold ends exactly once, released or lost.
+    if (h.status() == hold_status::released) {
       ++t.released;
       log.write("released", me.id(), h.token());
-    } else if (rec == error::lease_lost || lost_before_release) {
+    } else if (h.status() == hold_status::lost) {
       ++t.lost;
       log.write("lost", me.id(), h.token());
     } else {
       ++t.errors;
-      report.add("release", rec);
-      log.write("error", me.id(), h.token(), rec.message());
+      report.add("ending a hold", error::not_held);
+      log.write("error", me.id(), h.token(), "the hold did not end");
     }
   }
 }
@@ -218,7 +233,9 @@ int stress_main(std::vector<std::string> const& args) {
        "watchdog lease, renewed every third of it (when --lease-ms is not given)")
       ("counter", po::value(&o.counter), "counter key (default <lock>:counter)")
       ("fence-key", po::value<std::string>(), "write through a script that rejects stale fencing tokens")
-      ("history", po::value<std::string>(), "append one JSON line per event to this file");
+      ("history", po::value<std::string>(), "append one JSON line per event to this file")
+      ("retry-ms", po::value(&o.retry_ms)->default_value(0),
+       "after a failed acquire, try again after this pause instead of going on to the next iteration");
   po::variables_map vm;
   int code = 0;
   if (!parse("stress", "Workers take a lock, read a counter, hold, write counter + 1, release.", options, {},
@@ -238,6 +255,7 @@ int stress_main(std::vector<std::string> const& args) {
   in_range("--workers", o.workers, 1, 10000);
   in_range("--iterations", o.iterations, 0, 1'000'000'000);
   in_range("--hold-ms", o.hold_ms, 0, one_day_ms);
+  in_range("--retry-ms", o.retry_ms, 0, one_day_ms);
   // The watchdog renews every third of its lease on a wheel of at least 3 ms ticks.
   in_range("--watchdog-ms", o.watchdog_ms, 30, one_day_ms);
   asio::io_context ctx{1};

@@ -29,7 +29,7 @@ acquire_reply read_acquire_reply(resp::value const& reply) {
     return {outcome::busy, 0, 0, e[0].integer()};
   }
   if (e.size() == 2 && e[0].is_string() && e[0].as_integer(token) && token >= 0 &&
-      e[1].kind() == resp::type::integer) {
+      e[1].kind() == resp::type::integer && e[1].integer() >= 1 && e[1].integer() <= max_hold_count) {
     return {outcome::held, static_cast<std::uint64_t>(token), e[1].integer()};
   }
   return {};
@@ -230,8 +230,10 @@ asio::awaitable<acquire_result> client_core::acquire(acquire_args a) {
   std::optional<std::int64_t> count_before_lost_attempt;
   if (a.first_ambiguous) count_before_lost_attempt = 0;
   auto note_holder = [&](std::int64_t pttl) {
-    queues[channel].expected_free =
-        clock_type::now() + (pttl >= 0 ? std::chrono::milliseconds{pttl} : cfg.wait_poll_cap);
+    // A key without expiry (-1), or a PTTL beyond the cap, is looked at again after the cap.
+    auto const bound = pttl >= 0 && pttl < cfg.wait_poll_cap.count() ? std::chrono::milliseconds{pttl}
+                                                                      : cfg.wait_poll_cap;
+    queues[channel].expected_free = clock_type::now() + bound;
   };
   if (a.first_pttl) {
     note_holder(*a.first_pttl);

@@ -143,6 +143,9 @@ error_code validate_name(std::string_view name);
 error_code validate_owner(std::string_view owner);
 error_code validate_duration(std::chrono::milliseconds d, bool zero_allowed);
 
+// No owner nests a lock deeper than this; a hold count beyond it in a reply is unreadable.
+inline constexpr std::int64_t max_hold_count = 1'000'000'000;
+
 // What an acquire script call answered (acquire.lua): a hold with its token and count, the
 // PTTL of another owner's hold, or something no version of the script returns.
 struct acquire_reply {

@@ -30,7 +30,8 @@ release_outcome parse_release_reply(resp::value const& reply,
       out.handoff_token = static_cast<std::uint64_t>(token);
       out.remaining = 0;
     }
-  } else if (reply.kind() == resp::type::integer) {
+  } else if (reply.kind() == resp::type::integer && reply.integer() >= -2 &&
+             reply.integer() < max_hold_count) {
     out.remaining = reply.integer();
     if (out.remaining == -2 && count_before_lost_attempt) {
       out.remaining = *count_before_lost_attempt - 1;  // the lost attempt went through
@@ -133,6 +134,13 @@ asio::awaitable<error_code> client_core::release_level(std::string const& name,
     if (ec == error::ambiguous && hold && hold->active() && !stopped) {
       // Repeating with the count it started from is idempotent (release.lua).
       count_before_lost_attempt = hold->count;
+      continue;
+    }
+    if (ec && target && ec != error::ambiguous) {
+      // The server refused the hand-off (its new fencing token: out of memory, TOKENLIMIT); a
+      // plain release writes nothing new. The waiter tries when the unlock message comes.
+      give_back();
+      target.reset();
       continue;
     }
     if (ec) {

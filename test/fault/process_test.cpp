@@ -4,6 +4,7 @@
 #include "process/redis_server.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/processes.hpp"
+#include "support/stress_process.hpp"
 
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
@@ -25,34 +26,8 @@ using redisync::test::expect_nothing_left;
 using redisync::test::subscribers_of;
 using redisync::test::monotonic_ns;
 using redisync::test::poll_until;
+using redisync::test::stress_process;
 using redisync::test::temp_dir;
-
-// `redisync stress` in its own process: its JSON summary goes to a file, its events to a history.
-class stress_process {
- public:
-  stress_process(std::string const& url, std::vector<std::string> args, std::filesystem::path dir,
-                 std::string const& tag)
-      : history_{dir / (tag + ".history")},
-        process_{REDISYNC_TOOL_PATH, with_common(url, std::move(args), history_), dir / (tag + ".out")} {}
-
-  void signal(int sig) const { process_.signal(sig); }
-  void kill_hard() { process_.kill_hard(); }
-  bool wait(std::chrono::milliseconds limit) { return process_.wait(limit); }
-  json::object summary() const { return process_.lines().at(0); }
-  std::vector<json::object> events(std::string_view kind) const {
-    return redisync::test::events(redisync::test::json_lines(history_), kind);
-  }
-
- private:
-  static std::vector<std::string> with_common(std::string const& url, std::vector<std::string> args,
-                                              std::filesystem::path const& history) {
-    args.insert(args.begin(), {"stress", "--redis", url, "--history", history.string()});
-    return args;
-  }
-
-  std::filesystem::path history_;
-  child process_;
-};
 
 bool exists(redis_server const& redis, std::string const& key) {
   return redis.command({"EXISTS", key}).integer() == 1;
@@ -65,12 +40,8 @@ BOOST_AUTO_TEST_SUITE(processes)
 BOOST_AUTO_TEST_CASE(four_processes_times_200_iterations_keep_the_counter_exact) {
   redis_server redis;
   temp_dir dir;
-  std::vector<std::unique_ptr<stress_process>> procs;
-  for (int i = 0; i < 4; ++i) {
-    procs.push_back(std::make_unique<stress_process>(
-        redis.url(), std::vector<std::string>{"--lock", "exact", "--iterations", "200"}, dir.path,
-        fmt::format("p{}", i)));
-  }
+  auto procs = redisync::test::start_stress(redis.url(), {"--lock", "exact", "--iterations", "200"},
+                                            dir.path, 4);
   std::int64_t acquired = 0;
   for (auto& p : procs) {
     BOOST_TEST_REQUIRE(p->wait(120s));
@@ -144,14 +115,9 @@ BOOST_AUTO_TEST_CASE(a_holder_paused_past_its_lease_is_fenced_off_and_reports_th
 BOOST_AUTO_TEST_CASE(redis_restarted_without_persistence_makes_holders_report_the_loss_and_tokens_keep_growing) {
   redis_server redis;
   temp_dir dir;
-  std::vector<std::unique_ptr<stress_process>> procs;
-  for (int i = 0; i < 2; ++i) {
-    procs.push_back(std::make_unique<stress_process>(
-        redis.url(),
-        std::vector<std::string>{"--lock", "restart", "--iterations", "30", "--hold-ms", "100",
-                                 "--watchdog-ms", "900"},
-        dir.path, fmt::format("p{}", i)));
-  }
+  auto procs = redisync::test::start_stress(
+      redis.url(), {"--lock", "restart", "--iterations", "30", "--hold-ms", "100", "--watchdog-ms", "900"},
+      dir.path, 2);
   auto acquisitions = [&] {
     std::size_t n = 0;
     for (auto& p : procs) n += p->events("acquired").size();

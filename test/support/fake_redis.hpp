@@ -40,7 +40,8 @@ class fake_redis {
     }
   }
 
-  // A script's answer that closes the connection instead of replying.
+  // A script's answer that closes the connection instead of replying; after other bytes, it closes
+  // the connection once they are sent (a truncated reply).
   static std::string hang_up() { return std::string{"\0hang up", 8}; }
 
   // The usual HELLO reply, enough for the handshake.
@@ -72,15 +73,17 @@ class fake_redis {
         std::vector<std::string> command;
         auto const message = parser.take_value();
         for (auto const& e : message.elements()) command.emplace_back(e.text());
-        std::string const reply = (*s)(command);
-        if (reply == hang_up()) {
+        std::string reply = (*s)(command);
+        bool const then_close = reply.ends_with(hang_up());
+        if (then_close) reply.resize(reply.size() - hang_up().size());
+        auto [wec, n] =
+            co_await asio::async_write(*socket, asio::buffer(reply), asio::as_tuple(asio::use_awaitable));
+        if (wec) co_return;
+        if (then_close) {
           boost::system::error_code ignored;
           socket->close(ignored);
           co_return;
         }
-        auto [wec, n] =
-            co_await asio::async_write(*socket, asio::buffer(reply), asio::as_tuple(asio::use_awaitable));
-        if (wec) co_return;
         continue;
       }
       auto [ec, n] = co_await socket->async_read_some(asio::buffer(chunk),

@@ -1,0 +1,175 @@
+// Server faults under load: three `redisync stress` processes of two workers each on one lock, with
+// a fenced counter, while the server refuses, forgets or stalls. From their histories: no crash,
+// every process done within its bound, every hold ended released or lost, fencing tokens strictly
+// increasing, the counter equal to the accepted writes (unless the fault erased the counter
+// too), and no lock left behind without an expiry within its lease.
+
+#include "process/redis_server.hpp"
+#include "support/processes.hpp"
+#include "support/stress_process.hpp"
+
+#include <boost/test/unit_test.hpp>
+#include <fmt/core.h>
+
+#include <chrono>
+#include <csignal>
+#include <functional>
+#include <thread>
+
+using namespace std::chrono_literals;
+using redisync::process::redis_server;
+using redisync::test::poll_until;
+
+namespace {
+
+constexpr auto lease = 600ms;
+
+struct fault_scenario {
+  std::string lock;
+  std::string url;                     // where the stress processes connect
+  std::function<void()> inject;        // the fault, returning when it is over
+  bool erases_data = false;            // the counter goes with the fault: not compared
+};
+
+// Runs three stress processes, injects the fault once the first holds were granted, and checks
+// everything the tier promises.
+void run_with_fault(redis_server const& redis, fault_scenario const& s) {
+  redisync::test::temp_dir dir;
+  std::vector<std::string> const args{
+      "--lock", s.lock, "--workers", "2", "--iterations", "20", "--hold-ms", "10", "--retry-ms", "50",
+      "--watchdog-ms", std::to_string(lease.count()), "--counter", s.lock + ":counter",
+      "--fence-key", s.lock + ":fence"};
+  auto group = redisync::test::start_stress(s.url, args, dir.path, 3);
+  auto const granted = [&] {
+    std::size_t n = 0;
+    for (auto const& p : group) n += p->events("acquired").size();
+    return n;
+  };
+  BOOST_TEST_REQUIRE(poll_until([&] { return granted() >= 3; }, 20s));
+  s.inject();
+  auto const out = redisync::test::check_stress_group(group, 60s);
+  BOOST_TEST_MESSAGE(s.lock << ": " << out.acquired << " holds (" << out.released << " released, "
+                            << out.lost << " lost), " << out.accepted << " writes accepted, "
+                            << out.rejected << " rejected, " << out.errors << " errors");
+  BOOST_TEST(out.acquired > 0);
+  if (!s.erases_data) {
+    auto const counter = redis.command({"GET", s.lock + ":counter"});
+    std::int64_t value = 0;
+    if (!counter.is_null()) counter.as_integer(value);
+    BOOST_TEST(value == out.accepted);
+  }
+  // Whatever is left of the lock expires within its lease.
+  auto const pttl = redis.command({"PTTL", s.lock}).integer();
+  BOOST_TEST((pttl == -2 || (pttl > 0 && pttl <= lease.count())), "PTTL " << pttl);
+}
+
+void for_a_while(std::chrono::milliseconds d, std::function<void()> each, std::chrono::milliseconds every) {
+  auto const end = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < end) {
+    each();
+    std::this_thread::sleep_for(every);
+  }
+}
+
+// The fault lasts this long: longer than the lease, so that holds are lost and renewals, releases
+// and hand-offs all meet it.
+constexpr auto fault_time = 1500ms;
+
+// Adds a user that may do everything (Redis 7 gives new users no channels by default) and returns
+// the URL to connect as that user.
+std::string add_user(redis_server const& redis) {
+  redis.command({"ACL", "SETUSER", "locker", "on", ">pw", "~*", "&*", "+@all"});
+  return fmt::format("redis://locker:pw@127.0.0.1:{}", redis.port());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(server_faults)
+
+BOOST_AUTO_TEST_CASE(a_demoted_master_answers_readonly_to_renewals_releases_and_acquires) {
+  redis_server master;
+  redis_server replica{{.replica_of = master.port()}};
+  BOOST_TEST_REQUIRE(poll_until([&] {
+    return replica.command({"INFO", "replication"}).text().find("master_link_status:up") != std::string_view::npos;
+  }, 10s));
+  run_with_fault(master, {"readonly", master.url(), [&] {
+                            replica.command({"REPLICAOF", "NO", "ONE"});
+                            master.command({"REPLICAOF", "127.0.0.1", std::to_string(replica.port())});
+                            std::this_thread::sleep_for(fault_time);
+                            master.command({"REPLICAOF", "NO", "ONE"});
+                            replica.command({"REPLICAOF", "127.0.0.1", std::to_string(master.port())});
+                          }});
+}
+
+BOOST_AUTO_TEST_CASE(an_acl_revoke_of_scripts_answers_noperm_to_every_lock_call) {
+  redis_server redis;
+  run_with_fault(redis, {"noperm-scripts", add_user(redis), [&] {
+                           redis.command({"ACL", "SETUSER", "locker", "-eval", "-evalsha"});
+                           std::this_thread::sleep_for(fault_time);
+                           redis.command({"ACL", "SETUSER", "locker", "+eval", "+evalsha"});
+                         }});
+}
+
+BOOST_AUTO_TEST_CASE(an_acl_revoke_of_channels_refuses_unlock_messages_and_subscriptions) {
+  redis_server redis;
+  run_with_fault(redis, {"noperm-channels", add_user(redis), [&] {
+                           redis.command({"ACL", "SETUSER", "locker", "resetchannels"});
+                           std::this_thread::sleep_for(fault_time);
+                           redis.command({"ACL", "SETUSER", "locker", "&*"});
+                         }});
+}
+
+BOOST_AUTO_TEST_CASE(out_of_memory_refuses_acquires_and_hand_offs) {
+  redis_server redis;
+  run_with_fault(redis, {"oom", redis.url(), [&] {
+                           redis.command({"CONFIG", "SET", "maxmemory", "1"});
+                           std::this_thread::sleep_for(fault_time);
+                           redis.command({"CONFIG", "SET", "maxmemory", "0"});
+                         }});
+}
+
+BOOST_AUTO_TEST_CASE(a_script_flush_storm_makes_every_call_reload_its_script) {
+  redis_server redis;
+  run_with_fault(redis, {"flush-storm", redis.url(), [&] {
+                           for_a_while(fault_time, [&] { redis.command({"SCRIPT", "FLUSH"}); }, 5ms);
+                         }});
+}
+
+BOOST_AUTO_TEST_CASE(flushall_while_held_makes_the_holders_report_the_loss) {
+  redis_server redis;
+  run_with_fault(redis, {"flushall", redis.url(), [&] { redis.command({"FLUSHALL"}); }, true});
+}
+
+BOOST_AUTO_TEST_CASE(debug_sleep_past_the_lease_stalls_everyone_and_ends_the_holds_in_time) {
+  redis_server redis{{.extra_args = {"--enable-debug-command", "yes"}}};
+  run_with_fault(redis, {"debug-sleep", redis.url(), [&] { redis.command({"DEBUG", "SLEEP", "1.2"}); }});
+}
+
+BOOST_AUTO_TEST_CASE(a_stopped_redis_process_stalls_everyone_and_ends_the_holds_in_time) {
+  redis_server redis;
+  run_with_fault(redis, {"sigstop", redis.url(), [&] {
+                           redis.send_signal(SIGSTOP);
+                           std::this_thread::sleep_for(fault_time);
+                           redis.send_signal(SIGCONT);
+                         }});
+}
+
+BOOST_AUTO_TEST_CASE(a_restart_without_persistence_forgets_every_hold) {
+  redis_server redis;
+  run_with_fault(redis, {"restart", redis.url(), [&] {
+                           redis.kill_hard();
+                           redis.start();
+                         },
+                         true});
+}
+
+BOOST_AUTO_TEST_CASE(a_tampered_token_key_refuses_acquires_until_it_is_repaired) {
+  redis_server redis;
+  run_with_fault(redis, {"tampered", redis.url(), [&] {
+                           redis.command({"SET", "redisson_lock_token:{tampered}", "99999999999999999999"});
+                           std::this_thread::sleep_for(500ms);
+                           redis.command({"SET", "redisson_lock_token:{tampered}", "not a number"});
+                         }});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
