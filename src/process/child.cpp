@@ -17,6 +17,7 @@ pid_t spawn_child(std::string const& program, std::vector<std::string> const& ar
   for (auto& a : storage) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::string const out = options.stdout_file.empty() ? "/dev/null" : options.stdout_file.string();
+  std::string const err = options.stderr_file.string();
   pid_t const parent = ::getpid();
 
   pid_t const pid = ::fork();
@@ -29,7 +30,11 @@ pid_t spawn_child(std::string const& program, std::vector<std::string> const& ar
   int const out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   ::dup2(null, 0);
   ::dup2(out_fd, 1);
-  if (options.quiet_stderr) ::dup2(null, 2);
+  if (!err.empty()) {
+    ::dup2(::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
+  } else if (options.quiet_stderr) {
+    ::dup2(null, 2);
+  }
   ::execvp(argv[0], argv.data());
   ::_exit(127);
 }

@@ -14,6 +14,7 @@ namespace redisync::process {
 struct child_options {
   std::filesystem::path stdout_file;  // empty: /dev/null
   bool quiet_stderr = false;          // true: stderr to /dev/null as well
+  std::filesystem::path stderr_file{};  // non-empty: stderr to this file
   // The child is killed when the thread that started it ends (PR_SET_PDEATHSIG), so that a
   // crashing test or demo leaves no servers or workers behind.
   bool die_with_parent = true;

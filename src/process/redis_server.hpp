@@ -25,6 +25,20 @@ struct redis_options {
   std::chrono::milliseconds start_timeout{10000};
 };
 
+// Options for a replica of the server on 127.0.0.1:`master_port`.
+inline redis_options replica_of(std::uint16_t master_port) {
+  redis_options options;
+  options.replica_of = master_port;
+  return options;
+}
+
+// Options with extra command-line arguments.
+inline redis_options with_args(std::vector<std::string> args) {
+  redis_options options;
+  options.extra_args = std::move(args);
+  return options;
+}
+
 class redis_server {
  public:
   explicit redis_server(redis_options options = {});

@@ -88,7 +88,7 @@ BOOST_AUTO_TEST_SUITE(server_faults)
 
 BOOST_AUTO_TEST_CASE(a_demoted_master_answers_readonly_to_renewals_releases_and_acquires) {
   redis_server master;
-  redis_server replica{{.replica_of = master.port()}};
+  redis_server replica{redisync::process::replica_of(master.port())};
   BOOST_TEST_REQUIRE(poll_until([&] {
     return replica.command({"INFO", "replication"}).text().find("master_link_status:up") != std::string_view::npos;
   }, 10s));
@@ -141,7 +141,7 @@ BOOST_AUTO_TEST_CASE(flushall_while_held_makes_the_holders_report_the_loss) {
 }
 
 BOOST_AUTO_TEST_CASE(debug_sleep_past_the_lease_stalls_everyone_and_ends_the_holds_in_time) {
-  redis_server redis{{.extra_args = {"--enable-debug-command", "yes"}}};
+  redis_server redis{redisync::process::with_args({"--enable-debug-command", "yes"})};
   run_with_fault(redis, {"debug-sleep", redis.url(), [&] { redis.command({"DEBUG", "SLEEP", "1.2"}); }});
 }
 

@@ -94,7 +94,7 @@ BOOST_AUTO_TEST_SUITE(every_hold_ends_once)
 
 BOOST_AUTO_TEST_CASE(a_demoted_master_refusing_renewals_makes_the_hold_uncertain_then_lost) {
   redis_server master;
-  redis_server replica{{.replica_of = master.port()}};
+  redis_server replica{redisync::process::replica_of(master.port())};
   wait_for_link(replica);
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
     co_await expect_refused_renewals_end_in_loss(ctx, with_lease(master, 900ms),
@@ -146,7 +146,7 @@ BOOST_AUTO_TEST_CASE(many_holds_refused_together_all_end_lost_once) {
 
 BOOST_AUTO_TEST_CASE(a_release_that_fails_stops_renewal_and_the_lock_does_not_outlive_its_lease) {
   redis_server master;
-  redis_server replica{{.replica_of = master.port()}};
+  redis_server replica{redisync::process::replica_of(master.port())};
   wait_for_link(replica);
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
     running_client c{ctx, with_lease(master, 1500ms)};

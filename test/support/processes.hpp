@@ -55,12 +55,14 @@ inline std::vector<boost::json::object> json_lines(std::filesystem::path const& 
   return out;
 }
 
-// A program in its own process; stdout goes to `out`. Killed when the object goes away.
+// A program in its own process; stdout goes to `out` (and stderr to `err`, if given). Killed when
+// the object goes away.
 class child {
  public:
-  child(std::string const& program, std::vector<std::string> const& args, std::filesystem::path out)
+  child(std::string const& program, std::vector<std::string> const& args, std::filesystem::path out,
+        std::filesystem::path err = {})
       : out_{std::move(out)} {
-    pid_ = process::spawn_child(program, args, {.stdout_file = out_});
+    pid_ = process::spawn_child(program, args, {.stdout_file = out_, .stderr_file = std::move(err)});
     BOOST_TEST_REQUIRE(pid_ > 0);
   }
   ~child() {
