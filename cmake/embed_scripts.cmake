@@ -1,10 +1,10 @@
 # Embeds Lua scripts into a generated C++ source: one `script` object per file, named after the file,
 # holding the text and its SHA1 (EVALSHA needs the digest of the exact bytes sent by EVAL). A line
-# `-- include: NAME.lua` is replaced by src/scripts/include/NAME.lua, so that scripts share helper
+# `-- include: NAME.lua` is replaced by NAME.lua of `include_dir`, so that scripts share helper
 # code. A line starting `-- items:` declares a script whose calls the connection may merge (see
 # script::takes_items). The generated files are rewritten at configure time; editing a script
 # re-runs it.
-function(redisync_embed_scripts out_var out_cpp)
+function(redisync_embed_scripts out_var out_cpp include_dir)
   set(scripts ${ARGN})
   get_filename_component(out_dir ${out_cpp} DIRECTORY)
   set(header "#pragma once\n// Generated from src/scripts/*.lua by cmake/embed_scripts.cmake.\n")
@@ -14,13 +14,12 @@ function(redisync_embed_scripts out_var out_cpp)
   foreach(path IN LISTS scripts)
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${path})
     get_filename_component(name ${path} NAME_WE)
-    get_filename_component(dir ${path} DIRECTORY)
     file(READ ${path} text)
     string(REGEX MATCHALL "-- include: [a-z_]+\\.lua" includes "${text}")
     foreach(line IN LISTS includes)
       string(REPLACE "-- include: " "" included ${line})
-      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${dir}/include/${included})
-      file(READ ${dir}/include/${included} included_text)
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${include_dir}/${included})
+      file(READ ${include_dir}/${included} included_text)
       string(REPLACE "${line}\n" "${included_text}" text "${text}")
     endforeach()
     set(takes_items false)

@@ -1,8 +1,9 @@
 #include <redisync/client.hpp>
 
-#include "lock/client_core.hpp"
+#include "sync/client_core.hpp"
+#include "sync/validate.hpp"
 
-#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/system/system_error.hpp>
 
 namespace redisync {
@@ -10,69 +11,51 @@ namespace redisync {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
-namespace {
-
-// A longer poll would hold a core for a whole network round trip instead of a loopback one.
-constexpr std::chrono::microseconds max_reply_spin{10000};
-
-config validated(config cfg) {
-  bool const ok = cfg.watchdog_lease.count() > 0 && cfg.watchdog_tick.count() > 0 &&
-                  cfg.watchdog_tick < cfg.watchdog_lease / 3 && cfg.wait_poll_cap.count() > 0 &&
-                  cfg.subscription_linger.count() >= 0 && cfg.connect_timeout.count() > 0 &&
-                  cfg.reply_spin.count() >= 0 && cfg.reply_spin <= max_reply_spin &&
-                  !cfg.client_name.empty() &&
-                  cfg.client_name.find_first_of(" \r\n") == std::string::npos;
-  if (!ok) {
-    throw boost::system::system_error{make_error_code(error::invalid_argument),
-                                      "redisync: invalid client configuration"};
-  }
-  return cfg;
-}
-
-}  // namespace
-
 client::client(executor_type ex, config cfg)
-    : core_{std::make_shared<detail::client_core>(std::move(ex), validated(std::move(cfg)))} {
-  core_->init();
-}
+    : core_{std::make_shared<detail::sync::client_core>(std::move(ex), std::move(cfg))} {}
 
 client::~client() { stop(); }
 
-void client::start() { core_->conn.run(asio::detached); }
+void client::start() { core_->start(); }
 
 void client::stop() {
   asio::post(core_->strand(), [core = core_] { core->stop(); });
 }
 
-std::string const& client::id() const noexcept { return core_->id; }
+std::string const& client::id() const noexcept { return core_->id(); }
 
-owner client::new_owner() {
-  return owner{core_, core_->id + ":" + std::to_string(core_->next_owner++)};
-}
+owner client::new_owner() { return owner{core_, core_->id() + ":" + std::to_string(core_->next_owner_number())}; }
 
 owner client::make_owner(std::string id) {
-  if (auto ec = detail::validate_owner(id)) {
-    throw boost::system::system_error{ec, "redisync: invalid owner id"};
-  }
+  if (auto ec = detail::sync::validate_owner(id)) throw boost::system::system_error{ec, "redisync: invalid owner id"};
   return owner{core_, std::move(id)};
 }
 
-client_stats client::stats() const {
-  return {core_->holds_count, core_->waiters_count, core_->subs.count(), core_->renewals,
-          core_->renewal_batches, core_->handoffs};
+client_stats client::stats() const { return core_->stats(); }
+
+client::executor_type client::get_executor() const noexcept { return core_->strand(); }
+
+config const& client::cfg() const noexcept { return core_->cfg(); }
+
+void client::start_run(core_ptr const& core, asio::any_completion_handler<void(error_code)> h) {
+  core->run(std::move(h));
 }
 
-redisync::connection& client::connection() const noexcept { return core_->conn; }
-
-client::executor_type client::get_executor() const noexcept { return core_->conn.get_executor(); }
-
-config const& client::cfg() const noexcept { return core_->conn.cfg(); }
-
-void client::start_flush(asio::any_completion_handler<void(error_code)> h) {
-  auto flush = [](std::shared_ptr<detail::client_core> core) -> asio::awaitable<std::tuple<error_code>> {
-    co_return std::tuple{co_await core->subs.flush()};
-  };
-  core_->launch(flush(core_), std::move(h), false);
+void client::start_exec(core_ptr const& core, resp::request req,
+                        asio::any_completion_handler<void(error_code, response)> h) {
+  // A request names no key the router could read: on one server every slot is the same.
+  core->router().exec(0, detail::io::outgoing::from(std::move(req)), {}, std::move(h));
 }
+
+void client::start_flush(core_ptr const& core, asio::any_completion_handler<void(error_code)> h) {
+  detail::pending_handler<void(error_code)> handler{std::move(h), core->completion_executor()};
+  asio::post(core->strand(), [core, handler = std::move(handler)]() mutable {
+    core->subscriptions().flush([handler = std::make_shared<decltype(handler)>(std::move(handler))](error_code ec) {
+      handler->complete(ec);
+    });
+  });
+}
+
+error_code check_replies(response const& replies) noexcept { return detail::io::check_replies(replies); }
 
 }  // namespace redisync

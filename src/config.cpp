@@ -65,6 +65,24 @@ config config::from_url(std::string_view url) {
   return out;
 }
 
+std::string config::problem() const {
+  // A longer poll would hold a core for a whole network round trip instead of a loopback one.
+  constexpr std::chrono::microseconds max_reply_spin{10000};
+  if (watchdog_lease.count() <= 0) return "watchdog_lease must be positive";
+  if (watchdog_tick.count() <= 0 || watchdog_tick >= watchdog_lease / 3) {
+    return "watchdog_tick must be positive and below a third of watchdog_lease";
+  }
+  if (wait_poll_cap.count() <= 0) return "wait_poll_cap must be positive";
+  if (subscription_linger.count() < 0) return "subscription_linger must not be negative";
+  if (connect_timeout.count() <= 0) return "connect_timeout must be positive";
+  if (reply_spin.count() < 0 || reply_spin > max_reply_spin) return "reply_spin must be between 0 and 10 ms";
+  if (client_name.empty() || client_name.find_first_of(" \r\n") != std::string::npos) {
+    return "client_name must be one word";
+  }
+  if (host.empty()) return "host must not be empty";
+  return {};
+}
+
 std::string config::endpoint() const {
   bool const ipv6 = host.find(':') != std::string::npos;
   return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);

@@ -1,13 +1,16 @@
 #pragma once
 
-// The entry point: one client per Redis deployment and process. It owns one multiplexed connection,
-// the watchdog's timing wheel and the pub/sub subscriptions its waiters share. It is safe to share
+// The entry point: one client per Redis deployment and process. It owns the connection, the
+// watchdog's timing wheel and the pub/sub subscriptions its waiters share. It is safe to share
 // across the threads of an io_context pool: its state lives on its own strand.
 
 #include <redisync/config.hpp>
-#include <redisync/connection.hpp>
+#include <redisync/error.hpp>
 #include <redisync/owner.hpp>
+#include <redisync/resp/request.hpp>
+#include <redisync/resp/value.hpp>
 
+#include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
@@ -15,22 +18,36 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace redisync {
 
+// The replies of a request: one per command. Server errors are replies, not failures.
+using response = std::vector<resp::value>;
+
+// The first server error among the replies as a typed code, or success.
+boost::system::error_code check_replies(response const& replies) noexcept;
+
 struct client_stats {
-  std::size_t holds = 0;          // hold records of this client (one per owner and lock)
-  std::size_t waiters = 0;        // acquires waiting for a lock
-  std::size_t subscriptions = 0;  // channels subscribed or lingering
-  std::uint64_t renewals = 0;     // locks renewed by the watchdog so far
+  std::size_t holds = 0;              // hold records of this client (one per owner and lock)
+  std::size_t waiters = 0;            // acquires waiting for a lock
+  std::size_t subscriptions = 0;      // channels subscribed or lingering
+  std::uint64_t renewals = 0;         // holds renewed by the watchdog so far
   std::uint64_t renewal_batches = 0;  // script calls that carried them
-  std::uint64_t handoffs = 0;     // locks passed to a local waiter inside the release script
+  std::uint64_t handoffs = 0;         // locks passed to a local waiter inside the release script
+  std::uint64_t connects = 0;         // successful handshakes
+  std::uint64_t socket_writes = 0;    // each may carry many requests
+  std::uint64_t requests_written = 0;
+  std::uint64_t reply_spin_hits = 0;    // replies read while polling (config::reply_spin)
+  std::uint64_t reply_spin_misses = 0;  // polls that gave up and slept
 };
 
 class client {
  public:
   using executor_type = boost::asio::any_io_executor;
 
+  // Throws boost::system::system_error (error::invalid_argument) for a configuration out of range,
+  // saying which setting.
   client(executor_type ex, config cfg);
   client(executor_type ex, std::string_view url) : client{std::move(ex), config::from_url(url)} {}
   ~client();
@@ -41,11 +58,16 @@ class client {
   // error::auth_failed. start() runs it in the background instead.
   template <class Token = boost::asio::deferred_t>
   auto run(Token&& token = {}) {
-    return connection().run(std::forward<Token>(token));
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        [core = core_](auto h) {
+          start_run(core, boost::asio::any_completion_handler<void(boost::system::error_code)>{std::move(h)});
+        },
+        token);
   }
   void start();
   // Stops the connection, wakes every waiter (they fail with error::not_connected) and stops the
-  // watchdog. Holds are not released: their leases run out on the server.
+  // watchdog. Holds are not released: each ends as lost, and its key expires on the server when
+  // its lease ends.
   void stop();
 
   // The client's identity, the first half of every owner id it makes.
@@ -58,10 +80,15 @@ class client {
   // A lock handle with a fresh owner.
   lock make_lock(std::string name) { return new_owner().lock(std::move(name)); }
 
-  // Plain commands on the same connection as the locks.
+  // Plain commands, on the same connection as the locks; completes with one reply per command.
   template <class Token = boost::asio::deferred_t>
   auto exec(resp::request req, Token&& token = {}) {
-    return connection().exec(std::move(req), std::forward<Token>(token));
+    using signature = void(boost::system::error_code, response);
+    return boost::asio::async_initiate<Token, signature>(
+        [core = core_](auto h, resp::request r) {
+          start_exec(core, std::move(r), boost::asio::any_completion_handler<signature>{std::move(h)});
+        },
+        token, std::move(req));
   }
 
   // Unsubscribes every channel that no waiter uses any more instead of letting it linger;
@@ -69,22 +96,24 @@ class client {
   template <class Token = boost::asio::deferred_t>
   auto flush_subscriptions(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        [this](auto h) {
-          start_flush(boost::asio::any_completion_handler<void(boost::system::error_code)>{std::move(h)});
+        [core = core_](auto h) {
+          start_flush(core, boost::asio::any_completion_handler<void(boost::system::error_code)>{std::move(h)});
         },
         token);
   }
 
   client_stats stats() const;
-  redisync::connection& connection() const noexcept;
   executor_type get_executor() const noexcept;
   config const& cfg() const noexcept;
-  std::shared_ptr<detail::client_core> const& core() const noexcept { return core_; }
 
  private:
-  void start_flush(boost::asio::any_completion_handler<void(boost::system::error_code)> h);
+  using core_ptr = std::shared_ptr<detail::sync::client_core>;
+  static void start_run(core_ptr const& core, boost::asio::any_completion_handler<void(boost::system::error_code)> h);
+  static void start_exec(core_ptr const& core, resp::request req,
+                         boost::asio::any_completion_handler<void(boost::system::error_code, response)> h);
+  static void start_flush(core_ptr const& core, boost::asio::any_completion_handler<void(boost::system::error_code)> h);
 
-  std::shared_ptr<detail::client_core> core_;
+  core_ptr core_;
 };
 
 }  // namespace redisync

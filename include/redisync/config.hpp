@@ -51,6 +51,10 @@ struct config {
   static config from_url(std::string_view url, boost::system::error_code& ec);
 
   std::string endpoint() const;  // host:port, for logs
+
+  // The first setting out of range, named with its bound; empty if every setting is fine. A
+  // connection is never made with a configuration that has one.
+  std::string problem() const;
 };
 
 }  // namespace redisync

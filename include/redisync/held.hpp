@@ -20,10 +20,13 @@
 namespace redisync {
 
 namespace detail {
-struct client_core;
+struct held_access;
+namespace sync {
+class client_core;
 struct hold_state;
 struct hold_level;
 struct loss_notifier;
+}  // namespace sync
 }  // namespace detail
 
 // Every hold ends exactly once: released (the server confirmed it) or lost (reported).
@@ -64,9 +67,9 @@ class held {
   template <class Token = boost::asio::deferred_t>
   auto release(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        [this](auto handler) {
-          start_release(boost::asio::any_completion_handler<void(boost::system::error_code)>{
-              std::move(handler)});
+        [core = core_, state = state_, level = level_](auto handler) {
+          start_release(core, state, level,
+                        boost::asio::any_completion_handler<void(boost::system::error_code)>{std::move(handler)});
         },
         token);
   }
@@ -76,9 +79,9 @@ class held {
   template <class Token = boost::asio::deferred_t>
   auto wait_lost(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        [this](auto handler) {
-          start_wait_lost(boost::asio::any_completion_handler<void(boost::system::error_code)>{
-              std::move(handler)});
+        [core = core_, state = state_](auto handler) {
+          start_wait_lost(core, state,
+                          boost::asio::any_completion_handler<void(boost::system::error_code)>{std::move(handler)});
         },
         token);
   }
@@ -89,17 +92,22 @@ class held {
   boost::asio::cancellation_slot loss_slot(boost::asio::any_io_executor ex);
 
  private:
-  friend struct detail::client_core;
-  held(std::shared_ptr<detail::client_core> core, std::shared_ptr<detail::hold_state> state,
-       std::shared_ptr<detail::hold_level> level, std::uint64_t token);
+  friend struct detail::held_access;
+  using core_ptr = std::shared_ptr<detail::sync::client_core>;
+  using state_ptr = std::shared_ptr<detail::sync::hold_state>;
+  using level_ptr = std::shared_ptr<detail::sync::hold_level>;
+  held(core_ptr core, state_ptr state, level_ptr level, std::uint64_t token);
 
-  void start_release(boost::asio::any_completion_handler<void(boost::system::error_code)> h);
-  void start_wait_lost(boost::asio::any_completion_handler<void(boost::system::error_code)> h);
+  // The operations keep what they need: a deferred operation may outlive this guard.
+  static void start_release(core_ptr const& core, state_ptr const& state, level_ptr const& level,
+                            boost::asio::any_completion_handler<void(boost::system::error_code)> h);
+  static void start_wait_lost(core_ptr const& core, state_ptr const& state,
+                              boost::asio::any_completion_handler<void(boost::system::error_code)> h);
 
-  std::shared_ptr<detail::client_core> core_;
-  std::shared_ptr<detail::hold_state> state_;
-  std::shared_ptr<detail::hold_level> level_;
-  std::shared_ptr<detail::loss_notifier> notifier_;
+  core_ptr core_;
+  state_ptr state_;
+  level_ptr level_;
+  std::shared_ptr<detail::sync::loss_notifier> notifier_;
   std::uint64_t token_ = 0;
 };
 

@@ -2,8 +2,8 @@
 
 // A handle on a reentrant distributed lock: a name and an owner. Cheap to make, no I/O. Handles
 // with the same owner and name re-enter; different owners exclude each other, in this process or
-// any other, Redisson clients included. The handle must stay alive until an operation started on
-// it has been initiated (as for any Asio I/O object).
+// any other, Redisson clients included. An operation keeps what it needs: a deferred operation may
+// outlive the handle it was made from.
 
 #include <redisync/held.hpp>
 
@@ -18,16 +18,12 @@
 
 namespace redisync {
 
-namespace detail {
-struct acquire_request;
-}
+class owner;
 
 class lock {
  public:
   using acquire_signature = void(boost::system::error_code, held);
   using try_acquire_signature = void(boost::system::error_code, std::optional<held>);
-
-  lock(std::shared_ptr<detail::client_core> core, std::string owner_id, std::string name);
 
   std::string const& name() const noexcept { return name_; }
   std::string const& owner_id() const noexcept { return owner_; }
@@ -60,8 +56,9 @@ class lock {
   template <class Token = boost::asio::deferred_t>
   auto release(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        [this](auto h) {
-          start_release(boost::asio::any_completion_handler<void(boost::system::error_code)>{std::move(h)});
+        [core = core_, owner = owner_, name = name_](auto h) {
+          start_release(core, owner, name,
+                        boost::asio::any_completion_handler<void(boost::system::error_code)>{std::move(h)});
         },
         token);
   }
@@ -70,9 +67,9 @@ class lock {
   template <class Token = boost::asio::deferred_t>
   auto force_release(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, bool)>(
-        [this](auto h) {
-          start_force_release(
-              boost::asio::any_completion_handler<void(boost::system::error_code, bool)>{std::move(h)});
+        [core = core_, name = name_](auto h) {
+          start_force_release(core, name,
+                              boost::asio::any_completion_handler<void(boost::system::error_code, bool)>{std::move(h)});
         },
         token);
   }
@@ -81,9 +78,9 @@ class lock {
   template <class Token = boost::asio::deferred_t>
   auto is_locked(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, bool)>(
-        [this](auto h) {
-          start_is_locked(
-              boost::asio::any_completion_handler<void(boost::system::error_code, bool)>{std::move(h)});
+        [core = core_, name = name_](auto h) {
+          start_is_locked(core, name,
+                          boost::asio::any_completion_handler<void(boost::system::error_code, bool)>{std::move(h)});
         },
         token);
   }
@@ -92,9 +89,10 @@ class lock {
   template <class Token = boost::asio::deferred_t>
   auto hold_count(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-        [this](auto h) {
-          start_hold_count(boost::asio::any_completion_handler<void(boost::system::error_code, std::int64_t)>{
-              std::move(h)});
+        [core = core_, owner = owner_, name = name_](auto h) {
+          start_hold_count(core, owner, name,
+                           boost::asio::any_completion_handler<void(boost::system::error_code, std::int64_t)>{
+                               std::move(h)});
         },
         token);
   }
@@ -104,40 +102,46 @@ class lock {
   auto remaining_lease(Token&& token = {}) {
     using signature = void(boost::system::error_code, std::optional<std::chrono::milliseconds>);
     return boost::asio::async_initiate<Token, signature>(
-        [this](auto h) {
-          start_remaining_lease(boost::asio::any_completion_handler<signature>{std::move(h)});
+        [core = core_, name = name_](auto h) {
+          start_remaining_lease(core, name, boost::asio::any_completion_handler<signature>{std::move(h)});
         },
         token);
   }
 
  private:
+  friend class owner;
+  using core_ptr = std::shared_ptr<detail::sync::client_core>;
+  using duration = std::optional<std::chrono::milliseconds>;
+  lock(core_ptr core, std::string owner_id, std::string name)
+      : core_{std::move(core)}, owner_{std::move(owner_id)}, name_{std::move(name)} {}
+
   template <class Signature, class Token>
-  auto initiate(std::optional<std::chrono::milliseconds> lease,
-                std::optional<std::chrono::milliseconds> wait, Token&& token) {
+  auto initiate(duration lease, duration wait, Token&& token) const {
     return boost::asio::async_initiate<Token, Signature>(
-        [this, lease, wait](auto h) {
-          start_acquire(lease, wait, boost::asio::any_completion_handler<Signature>{std::move(h)});
+        [core = core_, owner = owner_, name = name_, lease, wait](auto h) mutable {
+          start_acquire(core, std::move(owner), std::move(name), lease, wait,
+                        boost::asio::any_completion_handler<Signature>{std::move(h)});
         },
         token);
   }
 
-  void start_acquire(std::optional<std::chrono::milliseconds> lease,
-                     std::optional<std::chrono::milliseconds> wait,
-                     boost::asio::any_completion_handler<acquire_signature> h);
-  void start_acquire(std::optional<std::chrono::milliseconds> lease,
-                     std::optional<std::chrono::milliseconds> wait,
-                     boost::asio::any_completion_handler<try_acquire_signature> h);
-  void start_release(boost::asio::any_completion_handler<void(boost::system::error_code)> h);
-  void start_force_release(boost::asio::any_completion_handler<void(boost::system::error_code, bool)> h);
-  void start_is_locked(boost::asio::any_completion_handler<void(boost::system::error_code, bool)> h);
-  void start_hold_count(
-      boost::asio::any_completion_handler<void(boost::system::error_code, std::int64_t)> h);
-  void start_remaining_lease(
-      boost::asio::any_completion_handler<
-          void(boost::system::error_code, std::optional<std::chrono::milliseconds>)>
-          h);
+  static void start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
+                            boost::asio::any_completion_handler<acquire_signature> h);
+  static void start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
+                            boost::asio::any_completion_handler<try_acquire_signature> h);
+  static void start_release(core_ptr const& core, std::string const& owner, std::string const& name,
+                            boost::asio::any_completion_handler<void(boost::system::error_code)> h);
+  static void start_force_release(core_ptr const& core, std::string const& name,
+                                  boost::asio::any_completion_handler<void(boost::system::error_code, bool)> h);
+  static void start_is_locked(core_ptr const& core, std::string const& name,
+                              boost::asio::any_completion_handler<void(boost::system::error_code, bool)> h);
+  static void start_hold_count(core_ptr const& core, std::string const& owner, std::string const& name,
+                               boost::asio::any_completion_handler<void(boost::system::error_code, std::int64_t)> h);
+  static void start_remaining_lease(
+      core_ptr const& core, std::string const& name,
+      boost::asio::any_completion_handler<void(boost::system::error_code, std::optional<std::chrono::milliseconds>)> h);
 
-  std::shared_ptr<detail::client_core> core_;
+  core_ptr core_;
   std::string owner_;
   std::string name_;
 };

@@ -11,11 +11,10 @@
 
 namespace redisync {
 
+class client;
+
 class owner {
  public:
-  owner(std::shared_ptr<detail::client_core> core, std::string id)
-      : core_{std::move(core)}, id_{std::move(id)} {}
-
   std::string const& id() const noexcept { return id_; }
 
   // A handle on the reentrant lock `name` held by this owner.
@@ -24,7 +23,10 @@ class owner {
   friend bool operator==(owner const& a, owner const& b) noexcept { return a.id_ == b.id_; }
 
  private:
-  std::shared_ptr<detail::client_core> core_;
+  friend class client;
+  owner(std::shared_ptr<detail::sync::client_core> core, std::string id) : core_{std::move(core)}, id_{std::move(id)} {}
+
+  std::shared_ptr<detail::sync::client_core> core_;
   std::string id_;
 };
 

@@ -2,7 +2,6 @@
 
 #include <redisync/client.hpp>
 #include <redisync/config.hpp>
-#include <redisync/connection.hpp>
 #include <redisync/error.hpp>
 #include <redisync/event.hpp>
 #include <redisync/held.hpp>

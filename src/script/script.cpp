@@ -1,76 +1,84 @@
 #include "script/script.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/deferred.hpp>
+#include "resp/encode.hpp"
 
 #include <algorithm>
 #include <array>
-#include <span>
 
 namespace redisync::detail {
 
-namespace asio = boost::asio;
-using boost::system::error_code;
-
 namespace {
 
-template <class T>
-resp::request make_script_request(script const& s, std::span<T const> keys, std::span<T const> argv,
-                                  bool by_digest, resp::request::options opts) {
-  // The arguments as one list of views: on the stack for a lock call, on the heap for a batch.
-  std::array<std::string_view, 8> small;
-  std::vector<std::string_view> large;
-  std::size_t const n = keys.size() + argv.size();
-  if (n > small.size()) large.resize(n);
-  std::span<std::string_view> const tail = n > small.size()
-                                               ? std::span<std::string_view>{large}
-                                               : std::span<std::string_view>{small.data(), n};
-  std::copy(argv.begin(), argv.end(), std::copy(keys.begin(), keys.end(), tail.begin()));
-  resp::request req{opts};
-  if (s.takes_items) {
-    req.push_item_script_call(by_digest, by_digest ? s.sha1 : s.source, tail.first(keys.size()),
-                              tail.subspan(keys.size()));
-    return req;
+// Writes merged calls of one item script as one EVALSHA: the digest, the number of keys of all
+// calls, then every call's keys, then every call's arguments. Each call's marks say where its
+// parts are: the digest, its keys and its arguments, and how many of each (packed in 16 bits).
+class item_merge final : public io::merge_hook {
+ public:
+  void write(std::string& out, std::span<io::outgoing const* const> calls) const override {
+    std::size_t keys = 0, args = 0;
+    for (auto const* c : calls) {
+      keys += c->merge.marks[3] & 0xffff;
+      args += c->merge.marks[3] >> 16;
+    }
+    auto const& first = *calls.front();
+    char count[24];
+    resp::encode::array_header(out, 3 + keys + args);
+    resp::encode::bulk(out, "EVALSHA");
+    resp::encode::bulk(out, std::string_view{first.payload}.substr(first.merge.marks[0], 40));
+    resp::encode::bulk(out, resp::encode::integer(count, static_cast<std::int64_t>(keys)));
+    for (auto const* c : calls) out.append(c->payload, c->merge.marks[1], c->merge.marks[2] - c->merge.marks[1]);
+    for (auto const* c : calls) out.append(c->payload, c->merge.marks[2]);
   }
-  if (by_digest) {
-    req.push_range("EVALSHA", tail, s.sha1, keys.size());
-  } else {
-    req.push_range("EVAL", tail, s.source, keys.size());
-  }
-  return req;
+};
+
+item_merge const merge_items;
+
+template <class Range>
+std::size_t bytes_of(Range const& r) {
+  std::size_t n = 0;
+  for (auto const& s : r) n += std::string_view{s}.size() + 16;
+  return n;
 }
 
 }  // namespace
 
-resp::request script_request(script const& s, script_args const& args, bool by_digest,
-                             resp::request::options opts) {
-  return make_script_request<std::string>(s, args.keys, args.argv, by_digest, opts);
-}
-
-resp::request script_request(script const& s, std::initializer_list<std::string_view> keys,
-                             std::initializer_list<std::string_view> argv) {
-  return make_script_request<std::string_view>(s, {keys.begin(), keys.size()},
-                                                {argv.begin(), argv.size()}, true, {});
-}
-
-asio::awaitable<std::tuple<error_code, resp::value>> run_script(connection& conn, script const& s,
-                                                                script_args const& args,
-                                                                late_reply_handler late,
-                                                                resp::request::options opts) {
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    bool const by_digest = attempt == 0;
-    auto [ec, replies] = co_await conn.exec(script_request(s, args, by_digest, opts), late,
-                                            asio::as_tuple(asio::deferred));
-    if (ec) co_return std::tuple{ec, resp::value{}};
-    if (replies.size() != 1) co_return std::tuple{error_code{error::unexpected_reply}, resp::value{}};
-    resp::value& reply = replies.front();
-    if (!reply.is_error()) co_return std::tuple{error_code{}, std::move(reply)};
-    error const code = error_from_server_text(reply.text());
-    if (code != error::no_script || !by_digest) {
-      co_return std::tuple{error_code{code}, std::move(reply)};
-    }
+io::outgoing script_call(script const& s, routing::slot_type slot, std::span<std::string_view const> keys,
+                         std::span<std::string_view const> argv, bool by_digest, resp::request::options opts) {
+  io::outgoing out;
+  out.replies = 1;
+  out.opts = opts;
+  std::string_view const body = by_digest ? s.sha1 : s.source;
+  out.payload.reserve(64 + body.size() + bytes_of(keys) + bytes_of(argv));  // one allocation
+  char count[24];
+  resp::encode::array_header(out.payload, 3 + keys.size() + argv.size());
+  resp::encode::bulk(out.payload, by_digest ? "EVALSHA" : "EVAL");
+  std::size_t const digest_begin = out.payload.size() + 5;  // after "$40\r\n"
+  resp::encode::bulk(out.payload, body);
+  resp::encode::bulk(out.payload, resp::encode::integer(count, static_cast<std::int64_t>(keys.size())));
+  std::size_t const keys_begin = out.payload.size();
+  for (auto const k : keys) resp::encode::bulk(out.payload, k);
+  std::size_t const args_begin = out.payload.size();
+  for (auto const a : argv) resp::encode::bulk(out.payload, a);
+  if (s.takes_items && by_digest) {
+    out.merge = {&merge_items, &s, slot,
+                 {static_cast<std::uint32_t>(digest_begin), static_cast<std::uint32_t>(keys_begin),
+                  static_cast<std::uint32_t>(args_begin),
+                  static_cast<std::uint32_t>(keys.size() | argv.size() << 16)}};
   }
-  co_return std::tuple{error_code{error::no_script}, resp::value{}};
+  return out;
+}
+
+io::outgoing script_call(script const& s, routing::slot_type slot, script_args const& args, bool by_digest,
+                         resp::request::options opts) {
+  // The arguments as one list of views: on the stack for a lock call, on the heap for a batch.
+  std::array<std::string_view, 8> small;
+  std::vector<std::string_view> large;
+  std::size_t const n = args.keys.size() + args.argv.size();
+  if (n > small.size()) large.resize(n);
+  std::span<std::string_view> const all =
+      n > small.size() ? std::span<std::string_view>{large} : std::span<std::string_view>{small.data(), n};
+  std::copy(args.argv.begin(), args.argv.end(), std::copy(args.keys.begin(), args.keys.end(), all.begin()));
+  return script_call(s, slot, all.first(args.keys.size()), all.subspan(args.keys.size()), by_digest, opts);
 }
 
 }  // namespace redisync::detail

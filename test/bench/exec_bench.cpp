@@ -4,7 +4,7 @@
 // With --coroutines 1 it measures one request at a time against redis-benchmark -P 1: the
 // connection's own cost per round trip.
 
-#include <redisync/connection.hpp>
+#include "io/connection.hpp"
 
 #include "process/redis_server.hpp"
 #include "redis_benchmark.hpp"
@@ -30,10 +30,10 @@ using redisync::bench::median;
 using redisync::bench::run_redis_benchmark;
 
 double run_ours(std::string const& url, std::string const& sha, int n, int coroutines,
-                redisync::connection_stats& stats) {
+                redisync::detail::io::connection_stats& stats) {
   asio::io_context ctx{1};
   auto cfg = redisync::config::from_url(url);
-  redisync::connection conn{ctx.get_executor(), cfg};
+  redisync::detail::io::connection conn{ctx.get_executor(), cfg};
   conn.run(asio::detached);
   int remaining = n;
   int running = coroutines;
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   redisync::process::redis_server redis;
   std::string const sha{redis.command({"SCRIPT", "LOAD", lock_step}).text()};
   std::vector<double> ours, theirs;
-  redisync::connection_stats stats;
+  redisync::detail::io::connection_stats stats;
   // Interleaved rounds so that a noisy moment hurts both sides alike.
   for (int r = 0; r < rounds; ++r) {
     ours.push_back(run_ours(redis.url(), sha, n, coroutines, stats));

@@ -9,7 +9,7 @@
 
 #include <redisync/redisync.hpp>
 
-#include "lock/client_core.hpp"
+#include "primitives/lock/protocol.hpp"
 #include "process/redis_server.hpp"
 #include "redis_benchmark.hpp"
 #include "script/script.hpp"
@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <array>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -136,21 +137,23 @@ class minimal_client {
 double run_minimal(std::uint16_t port, std::string const& owner, int n) {
   namespace scripts = redisync::detail::scripts;
   std::string const name{lock_name};
-  std::string const token_key = redisync::detail::token_key_of(name);
-  std::string const channel = redisync::detail::channel_of(name);
-  auto const acquire =
-      redisync::detail::script_request(scripts::lock_calls, {name, token_key}, {"acquire", owner, "30000"});
-  auto const release =
-      redisync::detail::script_request(scripts::lock_calls, {name}, {"release", owner, "30000", channel});
+  std::string const token_key = redisync::detail::lock_protocol::token_key_of(name);
+  std::string const channel = redisync::detail::lock_protocol::channel_of(name);
+  std::array<std::string_view, 2> const acquire_keys{name, token_key};
+  std::array<std::string_view, 3> const acquire_args{"acquire", owner, "30000"};
+  std::array<std::string_view, 1> const release_keys{name};
+  std::array<std::string_view, 4> const release_args{"release", owner, "30000", channel};
+  auto const acquire = redisync::detail::script_call(scripts::lock_calls, 0, acquire_keys, acquire_args);
+  auto const release = redisync::detail::script_call(scripts::lock_calls, 0, release_keys, release_args);
   minimal_client client{port};
   for (int i = 0; i < warmup; ++i) {
-    client.round_trip(acquire.payload());
-    client.round_trip(release.payload());
+    client.round_trip(acquire.payload);
+    client.round_trip(release.payload);
   }
   auto const start = clock_type::now();
   for (int i = 0; i < n; ++i) {
-    client.round_trip(acquire.payload());
-    client.round_trip(release.payload());
+    client.round_trip(acquire.payload);
+    client.round_trip(release.payload);
   }
   return per_second(n, clock_type::now() - start);
 }

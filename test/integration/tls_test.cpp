@@ -1,6 +1,6 @@
 // rediss:// through Asio SSL against a redis-server with a TLS port and a self-signed certificate.
 
-#include <redisync/connection.hpp>
+#include "io/connection.hpp"
 
 #include "process/redis_server.hpp"
 #include "support/async_test.hpp"
@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(rediss_url_connects_over_tls_and_verifies_the_server) {
     auto cfg = redisync::config::from_url(fmt::format("rediss://127.0.0.1:{}", redis.tls_port));
     BOOST_TEST(cfg.tls);
     cfg.tls_ca_file = (redis.dir / "cert.pem").string();
-    redisync::connection conn{ctx.get_executor(), cfg};
+    redisync::detail::io::connection conn{ctx.get_executor(), cfg};
     redisync::test::event ended{ctx.get_executor()};
     conn.run([&](error_code) { ended.notify(); });
     redisync::resp::request req;
@@ -75,7 +75,7 @@ BOOST_AUTO_TEST_CASE(an_untrusted_certificate_is_refused) {
     auto cfg = redisync::config::from_url(fmt::format("rediss://127.0.0.1:{}", redis.tls_port));
     cfg.reconnect_delay_min = 10ms;
     // Default verify paths: the self-signed certificate is not trusted.
-    redisync::connection conn{ctx.get_executor(), cfg};
+    redisync::detail::io::connection conn{ctx.get_executor(), cfg};
     redisync::test::event ended{ctx.get_executor()};
     conn.run([&](error_code) { ended.notify(); });
     while (conn.stats().connect_attempts < 2) co_await redisync::test::sleep_for(5ms);

@@ -1,8 +1,8 @@
-#include "connection/reply_spin.hpp"
+#include "io/reply_spin.hpp"
 
 #include <boost/test/unit_test.hpp>
 
-using redisync::detail::reply_spin;
+using redisync::detail::io::reply_spin;
 
 namespace {
 

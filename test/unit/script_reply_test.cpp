@@ -1,7 +1,7 @@
 // The lock scripts' replies, read the way the client reads them: every shape a script returns,
 // and the shapes no script returns, which must come out as unexpected rather than as a hold.
 
-#include "lock/client_core.hpp"
+#include "primitives/lock/protocol.hpp"
 
 #include <redisync/resp/parser.hpp>
 
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-using redisync::detail::acquire_reply;
-using redisync::detail::parse_release_reply;
-using redisync::detail::read_acquire_reply;
+using redisync::detail::lock_protocol::acquire_reply;
+using redisync::detail::lock_protocol::parse_release_reply;
+using redisync::detail::lock_protocol::read_acquire_reply;
 namespace data = boost::unit_test::data;
 namespace resp = redisync::resp;
 

@@ -1,11 +1,11 @@
-#include "watchdog/timing_wheel.hpp"
+#include "sync/timing_wheel.hpp"
 
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
 
 using namespace std::chrono_literals;
-using wheel = redisync::detail::timing_wheel<int>;
+using wheel = redisync::detail::sync::timing_wheel<int>;
 using time_point = wheel::time_point;
 
 namespace {

@@ -8,9 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <optional>
 #include <ranges>
-#include <span>
 #include <string>
 #include <string_view>
 
@@ -58,32 +56,9 @@ class request {
     end_command(command, sizeof...(head) + tail_size);
   }
 
-  // One call of a script that takes items: the call is one item, and the script answers a call
-  // alone with that item's reply and several calls merged into one command with an array of
-  // their replies. `by_digest` sends EVALSHA with `script` as the digest, otherwise EVAL with
-  // `script` as the body. Must be the request's only command. The connection writes adjacent
-  // EVALSHA calls of one item script as one command (append_merged) and hands each call its own
-  // item's reply.
-  void push_item_script_call(bool by_digest, std::string_view script,
-                             std::span<std::string_view const> keys,
-                             std::span<std::string_view const> args);
-  // Where the parts of an item script call are in the payload.
-  struct item_script_call {
-    std::size_t digest_begin = 0;  // the digest's bytes (EVALSHA)
-    std::size_t digest_size = 0;   // 0 for EVAL, which is never merged
-    std::size_t keys_begin = 0;    // where the keys' bulk strings begin
-    std::size_t args_begin = 0;    // where the arguments' bulk strings begin
-    std::size_t keys = 0;
-    std::size_t args = 0;
-  };
-  std::optional<item_script_call> const& item_call() const noexcept { return item_call_; }
-  // True if both are EVALSHA calls of the same item script.
-  bool can_merge_with(request const& other) const noexcept;
-  // Appends one EVALSHA command that carries the items of `calls` (EVALSHA calls of one item
-  // script) in their order; the reply is an array with the items' replies in the same order.
-  static void append_merged(std::string& out, std::span<request const* const> calls);
-
   std::string_view payload() const noexcept { return payload_; }
+  // The bytes, moved out (the request is empty afterwards).
+  std::string take_payload() && noexcept;
   std::size_t commands() const noexcept { return commands_; }
   // Replies the connection must match: one per ordinary command plus one confirmation push per
   // channel of a (un)subscribe command.
@@ -97,22 +72,19 @@ class request {
  private:
   void begin_command(std::string_view command, std::size_t arguments);
   void end_command(std::string_view command, std::size_t arguments);
-  void append_bulk(std::string_view s);
-  void append_argument(std::string_view s) { append_bulk(s); }
+  void append_argument(std::string_view s);
+  void append_argument(std::int64_t v);
   template <std::integral T>
   void append_argument(T v) {
-    char buffer[24];
-    append_bulk(format_integer(buffer, static_cast<std::int64_t>(v)));
+    append_argument(static_cast<std::int64_t>(v));
   }
   template <class T>
     requires(!std::integral<T> && std::convertible_to<T const&, std::string_view>)
   void append_argument(T const& v) {
-    append_bulk(std::string_view{v});
+    append_argument(std::string_view{v});
   }
-  static std::string_view format_integer(char (&buffer)[24], std::int64_t v) noexcept;
 
   std::string payload_;
-  std::optional<item_script_call> item_call_;
   std::size_t commands_ = 0;
   std::size_t expected_replies_ = 0;
   std::size_t expected_pushes_ = 0;

@@ -1,0 +1,354 @@
+#include "io/connection_impl.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/system/system_error.hpp>
+
+namespace redisync::detail::io {
+
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr auto tuple_token = asio::as_tuple(asio::deferred);
+
+asio::awaitable<error_code> sleep_for(std::chrono::milliseconds d, error_code result) {
+  asio::steady_timer timer{co_await asio::this_coro::executor, d};
+  co_await timer.async_wait(tuple_token);
+  co_return result;
+}
+
+strand_type make_strand_for(connection::executor_type ex) {
+  if (auto const* io = ex.target<asio::io_context::executor_type>()) return asio::make_strand(*io);
+  return asio::make_strand(std::move(ex));
+}
+
+}  // namespace
+
+connection::impl::impl(executor_type ex, config c, connection_events ev)
+    : strand_{make_strand_for(std::move(ex))},
+      executor_{std::visit([](auto const& s) { return executor_type{s}; }, strand_)},
+      io_executor_{std::visit([](auto const& s) { return executor_type{s.get_inner_executor()}; }, strand_)},
+      cfg_{std::move(c)},
+      events_{std::move(ev)},
+      mux_{cfg_.transient_retry_budget,
+           {.push = [this](resp::value const& v) {
+              if (events_.push) events_.push(v);
+            },
+            // A completion known at once is delivered from a later handler, never from inside
+            // the initiating function that submitted it.
+            .finish_later = [this](entry_ptr e, error_code ec) {
+              asio::post(executor_, [e = std::move(e), ec] { e->handler.complete(ec, {}); });
+            }}},
+      health_{cfg_.health_check_interval, clock_type::now()},
+      stream_{io_executor_, cfg_},
+      backoff_timer_{io_executor_},
+      retry_timer_{io_executor_},
+      health_timer_{io_executor_} {
+  read_buffer_.resize(16 * 1024);
+}
+
+// ------------------------------------------------------------------------------ requests
+
+entry_ptr connection::impl::make_entry(outgoing out, late_reply_handler late,
+                                       asio::any_completion_handler<void(error_code, response)> handler) {
+  auto e = std::make_shared<exec_entry>();
+  e->out = std::move(out);
+  e->late = std::move(late);
+  e->handler = {std::move(handler), completion_executor_};
+  return e;
+}
+
+void connection::impl::install_cancellation(entry_ptr const& e) {
+  auto slot = e->handler.cancellation_slot();
+  if (!slot.is_connected()) return;
+  slot.assign([weak = std::weak_ptr<exec_entry>{e}, self = shared_from_this()](asio::cancellation_type type) {
+    asio::post(self->executor_, [weak, self, type] {
+      if (auto e = weak.lock()) self->mux_.cancel(e, type);
+    });
+  });
+}
+
+void connection::impl::submit(entry_ptr e, bool priority) {
+  mux_.submit(std::move(e), priority, clock_type::now());
+  if (!session_open_) return;
+  // Requests made by handlers of the replies being read go out in groups (handle_bytes()).
+  if (handling_replies_ && mux_.queued() < requests_per_reply_flush) return;
+  start_write();
+}
+
+asio::awaitable<std::tuple<error_code, response>> connection::impl::exec_priority(resp::request req) {
+  auto initiation = [self = shared_from_this()](auto handler, resp::request r) {
+    auto e = self->make_entry(outgoing::from(std::move(r)), {}, std::move(handler));
+    self->install_cancellation(e);
+    self->submit(std::move(e), true);
+  };
+  co_return co_await asio::async_initiate<decltype(tuple_token), void(error_code, response)>(
+      initiation, tuple_token, std::move(req));
+}
+
+// LOADING and BUSY replies wait in the multiplexer; one timer sends them again when due.
+void connection::impl::arm_retry_timer() {
+  auto const next = mux_.next_retry();
+  if (!next || (retry_armed_for_ && *retry_armed_for_ <= *next)) return;
+  retry_armed_for_ = *next;
+  retry_timer_.expires_at(*next);
+  retry_timer_.async_wait(asio::bind_executor(executor_, [weak = weak_from_this()](error_code ec) {
+    auto self = weak.lock();
+    if (!self || ec) return;
+    self->retry_armed_for_.reset();
+    self->mux_.retry_due(clock_type::now());
+    self->start_write();
+    self->arm_retry_timer();
+  }));
+}
+
+// ------------------------------------------------------------------------------ lifecycle
+
+asio::awaitable<void> connection::impl::run_loop() {
+  auto self = shared_from_this();
+  backoff delays{cfg_.reconnect_delay_min, cfg_.reconnect_delay_max};
+  error_code final_ec;
+  while (!stopping_) {
+    ++connect_attempts_;
+    auto connected = co_await (stream_.connect(cfg_) || sleep_for(cfg_.connect_timeout, asio::error::timed_out));
+    error_code ec = std::visit([](error_code e) { return e; }, connected);
+    if (!ec && !stopping_) {
+      health_ = health_check{cfg_.health_check_interval, clock_type::now()};
+      session_open_ = true;
+      auto ended = co_await (reader() || supervisor(delays));
+      ec = std::visit([](error_code e) { return e; }, ended);
+    }
+    teardown();
+    if (stopping_) {
+      final_ec = asio::error::operation_aborted;
+      break;
+    }
+    if (ec == error::auth_failed || ec == error::handshake_failed) {
+      final_ec = ec;
+      break;
+    }
+    backoff_timer_.expires_after(delays.next());
+    co_await backoff_timer_.async_wait(tuple_token);
+  }
+  stop_for_good(final_ec);
+}
+
+void connection::impl::stop_for_good(error_code ec) {
+  run_state_ = run_state::stopped;
+  mux_.stop(ec);
+  retry_timer_.cancel();
+  for (auto& h : std::exchange(resubscribe_waiters_, {})) h.complete(ec);
+  run_handler_.complete(ec);
+}
+
+void connection::impl::teardown() {
+  // A write still in flight belongs to the old socket; its completion is ignored.
+  session_open_ = false;
+  writing_ = false;
+  ++session_;
+  ready_ = false;
+  stream_.close();
+  read_begin_ = read_end_ = 0;
+  mux_.on_disconnect();
+}
+
+resp::request connection::impl::handshake_request() const {
+  resp::request req;
+  std::string_view const user =
+      cfg_.username.empty() ? std::string_view{"default"} : std::string_view{cfg_.username};
+  if (cfg_.password.empty()) {
+    req.push("HELLO", "3", "SETNAME", cfg_.client_name);
+  } else {
+    req.push("HELLO", "3", "AUTH", user, cfg_.password, "SETNAME", cfg_.client_name);
+  }
+  if (cfg_.database != 0) req.push("SELECT", cfg_.database);
+  if (!channels_.empty()) req.push_range("SUBSCRIBE", channels_);
+  if (events_.extend_handshake) events_.extend_handshake(req);
+  return req;
+}
+
+// The codes of the HELLO and SELECT replies; the rest (subscriptions, additions) are not checked.
+error_code connection::impl::check_handshake(response const& replies) const {
+  std::size_t const checked = cfg_.database != 0 ? 2 : 1;
+  for (std::size_t i = 0; i < checked && i < replies.size(); ++i) {
+    if (!replies[i].is_error()) continue;
+    auto const code = error_from_server_text(replies[i].text());
+    if (code == error::loading || code == error::busy) return code;
+    return (code == error::auth_failed || code == error::no_permission ||
+            replies[i].text().starts_with("ERR AUTH"))
+               ? error::auth_failed
+               : error::handshake_failed;
+  }
+  return {};
+}
+
+// Handshake, then health checks until the session ends.
+asio::awaitable<error_code> connection::impl::supervisor(backoff& delays) {
+  asio::cancellation_state const cs = co_await asio::this_coro::cancellation_state;
+  auto outcome = co_await (exec_priority(handshake_request()) || sleep_for(cfg_.connect_timeout, error::timeout));
+  if (outcome.index() == 1) co_return error::timeout;
+  auto& [ec, replies] = std::get<0>(outcome);
+  if (ec) co_return ec;
+  if (auto hec = check_handshake(replies)) co_return hec;
+  ready_ = true;
+  mux_.set_ready(true);
+  ++connects_;
+  delays.reset();
+  start_write();
+  for (auto& h : std::exchange(resubscribe_waiters_, {})) h.complete({});
+  if (events_.connected) events_.connected();
+
+  for (;;) {
+    health_timer_.expires_at(health_.enabled() ? health_.next_check() : asio::steady_timer::time_point::max());
+    co_await health_timer_.async_wait(tuple_token);
+    if (cs.cancelled() != asio::cancellation_type::none) co_return asio::error::operation_aborted;
+    switch (health_.on_timer(clock_type::now())) {
+      case health_check::action::ping: send_ping(); break;
+      case health_check::action::fail: co_return error::health_check_failed;
+      case health_check::action::none: break;
+    }
+  }
+}
+
+void connection::impl::send_ping() {
+  ++health_pings_;
+  resp::request req;
+  req.push("PING");
+  auto on_pong = [weak = weak_from_this(), session = session_](error_code ec, response) {
+    auto self = weak.lock();
+    if (self && !ec && session == self->session_) self->health_.on_pong();
+  };
+  submit(make_entry(outgoing::from(std::move(req)), {}, std::move(on_pong)), true);
+}
+
+// ------------------------------------------------------------------------------ public face
+
+namespace {
+
+config checked(config cfg) {
+  if (auto const problem = cfg.problem(); !problem.empty()) {
+    throw boost::system::system_error{make_error_code(error::invalid_argument), "redisync: " + problem};
+  }
+  return cfg;
+}
+
+}  // namespace
+
+connection::connection(executor_type ex, config cfg, connection_events events)
+    : impl_{std::make_shared<impl>(std::move(ex), checked(std::move(cfg)), std::move(events))} {}
+
+connection::~connection() { stop(); }
+
+connection::executor_type connection::get_executor() const noexcept { return impl_->executor_; }
+
+connection::executor_type connection::io_executor() const noexcept { return impl_->io_executor_; }
+
+config const& connection::cfg() const noexcept { return impl_->cfg_; }
+
+void connection::start_run(asio::any_completion_handler<void(error_code)> h) {
+  pending_handler<void(error_code)> handler{std::move(h), impl_->completion_executor_};
+  auto slot = handler.cancellation_slot();
+  if (slot.is_connected()) {
+    slot.assign([weak = std::weak_ptr<impl>{impl_}](asio::cancellation_type) {
+      if (auto self = weak.lock()) {
+        asio::post(self->executor_, [self] {
+          self->stopping_ = true;
+          self->stream_.close();
+          self->backoff_timer_.cancel();
+        });
+      }
+    });
+  }
+  asio::post(impl_->executor_, [self = impl_, handler = std::move(handler)]() mutable {
+    if (self->run_state_ == impl::run_state::running) {
+      handler.complete(error::invalid_argument);
+      return;
+    }
+    self->run_state_ = impl::run_state::running;
+    self->stopping_ = false;
+    self->run_handler_ = std::move(handler);
+    asio::co_spawn(self->executor_, self->run_loop(), asio::detached);
+  });
+}
+
+void connection::exec(outgoing out, late_reply_handler late,
+                      asio::any_completion_handler<void(error_code, response)> handler) {
+  auto e = impl_->make_entry(std::move(out), std::move(late), std::move(handler));
+  impl_->install_cancellation(e);
+  // From the strand itself (the lock layer) the request is queued, and written if the socket is
+  // idle, right away; from anywhere else it hops onto the strand first.
+  if (impl_->on_strand()) {
+    impl_->submit(std::move(e), false);
+    return;
+  }
+  asio::post(impl_->executor_, [self = impl_, e = std::move(e)]() mutable { self->submit(std::move(e), false); });
+}
+
+void connection::subscribe(bool on, std::vector<std::string> channels,
+                           asio::any_completion_handler<void(error_code)> h) {
+  pending_handler<void(error_code)> handler{std::move(h), impl_->completion_executor_};
+  asio::post(impl_->executor_, [self = impl_, on, channels = std::move(channels),
+                                handler = std::move(handler)]() mutable {
+    if (channels.empty()) {
+      handler.complete({});
+      return;
+    }
+    resp::request req;
+    if (on) {
+      self->channels_.insert(channels.begin(), channels.end());
+      req.push_range("SUBSCRIBE", channels);
+    } else {
+      for (auto const& c : channels) self->channels_.erase(c);
+      req.opts().wait_for_connection = false;
+      req.push_range("UNSUBSCRIBE", channels);
+    }
+    auto on_reply = [self, on, channels = std::move(channels), handler = std::move(handler)](
+                        error_code ec, response replies) mutable {
+      if (!ec) ec = check_replies(replies);
+      bool const lost_connection = ec == error::ambiguous || ec == error::not_connected;
+      if (on && lost_connection && self->run_state_ != impl::run_state::stopped) {
+        // The next handshake subscribes every channel in the set; it confirms this one too.
+        self->resubscribe_waiters_.push_back(std::move(handler));
+        return;
+      }
+      if (on && ec) {
+        for (auto const& c : channels) self->channels_.erase(c);
+      }
+      // A channel dropped while disconnected is not subscribed after the reconnect.
+      handler.complete(!on && lost_connection ? error_code{} : ec);
+    };
+    self->submit(self->make_entry(outgoing::from(std::move(req)), {}, std::move(on_reply)), false);
+  });
+}
+
+void connection::stop() {
+  asio::post(impl_->executor_, [self = impl_] {
+    self->stopping_ = true;
+    self->stream_.close();
+    self->backoff_timer_.cancel();
+    if (self->run_state_ == impl::run_state::idle) self->stop_for_good(asio::error::operation_aborted);
+  });
+}
+
+bool connection::is_ready() const noexcept { return impl_->ready_; }
+
+connection_stats connection::stats() const noexcept {
+  return {impl_->connects_,  impl_->connect_attempts_, impl_->writes_,     impl_->requests_written_,
+          impl_->spin_hits_, impl_->spin_misses_,      impl_->health_pings_};
+}
+
+error_code check_replies(response const& replies) noexcept {
+  for (auto const& r : replies) {
+    if (r.is_error()) return error_from_server_text(r.text());
+  }
+  return {};
+}
+
+}  // namespace redisync::detail::io

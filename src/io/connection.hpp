@@ -1,0 +1,130 @@
+#pragma once
+
+// One multiplexed RESP3 connection to one Redis node: the coroutines around the multiplexer. `run`
+// connects, performs the handshake, reads, writes, checks health, reconnects with backoff and
+// re-subscribes. `exec` may be called from any thread; everything else runs on the connection's
+// strand. Server pushes and reconnects go to the event sinks given at construction.
+
+#include <redisync/config.hpp>
+#include <redisync/error.hpp>
+
+#include "io/multiplexer.hpp"
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redisync::detail::io {
+
+struct connection_stats {
+  std::uint64_t connects = 0;  // successful handshakes
+  std::uint64_t connect_attempts = 0;
+  std::uint64_t writes = 0;  // socket writes (each may carry many requests)
+  std::uint64_t requests_written = 0;
+  std::uint64_t reply_spin_hits = 0;    // replies read while polling (config::reply_spin)
+  std::uint64_t reply_spin_misses = 0;  // polls that gave up and slept
+  std::uint64_t health_pings = 0;
+};
+
+struct connection_events {
+  std::function<void(resp::value const&)> push;  // a push that is not a (un)subscribe confirmation
+  std::function<void()> connected;                // after each handshake, first and later ones
+  // Adds commands to each handshake, after HELLO, SELECT and SUBSCRIBE; their replies are not
+  // checked (loading scripts, say).
+  std::function<void(resp::request&)> extend_handshake;
+};
+
+class connection {
+ public:
+  using executor_type = boost::asio::any_io_executor;
+
+  connection(executor_type ex, config cfg, connection_events events = {});
+  ~connection();
+  connection(connection const&) = delete;
+  connection& operator=(connection const&) = delete;
+
+  // The strand all of the connection's state lives on.
+  executor_type get_executor() const noexcept;
+  // The executor under the strand. Sockets and timers are made with it, which keeps work tracking
+  // cheap; their completions still run on the strand, because the coroutines that await them run
+  // there or their handlers are bound to it.
+  executor_type io_executor() const noexcept;
+  config const& cfg() const noexcept;
+
+  // Completes when the connection stops for good: error::auth_failed (or another fatal handshake
+  // error) or operation_aborted after stop() or cancellation.
+  template <class Token>
+  auto run(Token&& token) {
+    return boost::asio::async_initiate<Token, void(error_code)>(
+        [this](auto handler) {
+          start_run(boost::asio::any_completion_handler<void(error_code)>{std::move(handler)});
+        },
+        token);
+  }
+
+  // Sends `out` and completes with one reply per command (server errors are replies). From the
+  // strand itself it is queued, and written if the socket is idle, at once.
+  void exec(outgoing out, late_reply_handler late,
+            boost::asio::any_completion_handler<void(error_code, response)> handler);
+
+  template <class Token>
+  auto exec(resp::request req, Token&& token) {
+    return exec(std::move(req), late_reply_handler{}, std::forward<Token>(token));
+  }
+
+  template <class Token>
+  auto exec(resp::request req, late_reply_handler late, Token&& token) {
+    return boost::asio::async_initiate<Token, void(error_code, response)>(
+        [this](auto handler, resp::request r, late_reply_handler l) {
+          exec(outgoing::from(std::move(r)), std::move(l),
+               boost::asio::any_completion_handler<void(error_code, response)>{std::move(handler)});
+        },
+        token, std::move(req), std::move(late));
+  }
+
+  // Subscribes to (or unsubscribes from) channels; completes when Redis has confirmed every one.
+  // Subscribed channels are subscribed again after each reconnect until unsubscribed.
+  void subscribe(bool on, std::vector<std::string> channels,
+                 boost::asio::any_completion_handler<void(error_code)> handler);
+
+  template <class Token>
+  auto subscribe(std::vector<std::string> channels, Token&& token) {
+    return initiate_subscription(true, std::move(channels), std::forward<Token>(token));
+  }
+  template <class Token>
+  auto unsubscribe(std::vector<std::string> channels, Token&& token) {
+    return initiate_subscription(false, std::move(channels), std::forward<Token>(token));
+  }
+
+  // Ends run(): closes the socket and fails waiting requests with operation_aborted.
+  void stop();
+
+  bool is_ready() const noexcept;  // handshake done and the socket is up
+  connection_stats stats() const noexcept;
+
+ private:
+  struct impl;
+  void start_run(boost::asio::any_completion_handler<void(error_code)> h);
+
+  template <class Token>
+  auto initiate_subscription(bool on, std::vector<std::string> channels, Token&& token) {
+    return boost::asio::async_initiate<Token, void(error_code)>(
+        [this, on](auto handler, std::vector<std::string> c) {
+          subscribe(on, std::move(c), boost::asio::any_completion_handler<void(error_code)>{std::move(handler)});
+        },
+        token, std::move(channels));
+  }
+
+  std::shared_ptr<impl> impl_;
+};
+
+// The first server error among the replies as a typed code, or success.
+error_code check_replies(response const& replies) noexcept;
+
+}  // namespace redisync::detail::io

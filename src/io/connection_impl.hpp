@@ -1,0 +1,104 @@
+#pragma once
+
+// The state behind io::connection, all of it on the connection's strand. connection.cpp has the
+// run loop, handshake, health check and subscriptions; session.cpp reads and writes.
+
+#include "io/backoff.hpp"
+#include "io/connection.hpp"
+#include "io/health_check.hpp"
+#include "io/reply_spin.hpp"
+#include "io/stream.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <atomic>
+#include <set>
+#include <variant>
+
+namespace redisync::detail::io {
+
+// Requests made while replies are being handled go out in groups of this many (handle_bytes()).
+inline constexpr std::size_t requests_per_reply_flush = 16;
+
+// On an io_context's own executor the strand is made over that type, not over the type-erased
+// executor: Asio 1.26's strand asks its inner executor whether it may block on every hand-off,
+// and through any_io_executor that answer is a heap allocation.
+using io_strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+using any_strand = boost::asio::strand<connection::executor_type>;
+using strand_type = std::variant<io_strand, any_strand>;
+
+struct connection::impl : std::enable_shared_from_this<impl> {
+  impl(executor_type ex, config c, connection_events ev);
+
+  bool on_strand() const noexcept {
+    return std::visit([](auto const& s) { return s.running_in_this_thread(); }, strand_);
+  }
+
+  // ---- requests (connection.cpp)
+  entry_ptr make_entry(outgoing out, late_reply_handler late,
+                       boost::asio::any_completion_handler<void(error_code, response)> handler);
+  void install_cancellation(entry_ptr const& e);
+  void submit(entry_ptr e, bool priority);
+  boost::asio::awaitable<std::tuple<error_code, response>> exec_priority(resp::request req);
+  void arm_retry_timer();
+
+  // ---- lifecycle (connection.cpp)
+  boost::asio::awaitable<void> run_loop();
+  boost::asio::awaitable<error_code> supervisor(backoff& delays);
+  error_code check_handshake(response const& replies) const;
+  resp::request handshake_request() const;
+  void teardown();
+  void stop_for_good(error_code ec);
+  void send_ping();
+
+  // ---- the session's reading and writing (session.cpp)
+  boost::asio::awaitable<error_code> reader();
+  boost::asio::awaitable<std::tuple<error_code, std::size_t>> poll_for_reply(boost::asio::mutable_buffer buffer);
+  error_code handle_bytes();
+  void start_write();
+
+  strand_type strand_;
+  // The strand as a type-erased executor, converted once; everything is posted through it.
+  executor_type executor_;
+  boost::asio::any_completion_executor const completion_executor_{executor_};  // see pending_handler
+  executor_type io_executor_;
+  config cfg_;
+  connection_events events_;
+  multiplexer mux_;
+  health_check health_;
+  reply_spin spin_;
+  stream stream_;
+  std::vector<char> read_buffer_;
+  std::size_t read_begin_ = 0;
+  std::size_t read_end_ = 0;
+  std::string write_buffer_;
+  boost::asio::steady_timer backoff_timer_;
+  boost::asio::steady_timer retry_timer_;
+  std::optional<clock_type::time_point> retry_armed_for_;
+  boost::asio::steady_timer health_timer_;
+  bool session_open_ = false;      // connected; the handshake may still be running
+  bool writing_ = false;           // a remainder the socket did not take is being written
+  bool handling_replies_ = false;  // inside handle_bytes()
+  std::uint64_t session_ = 0;
+  std::set<std::string> channels_;
+  std::vector<pending_handler<void(error_code)>> resubscribe_waiters_;
+
+  enum class run_state : std::uint8_t { idle, running, stopped };
+  run_state run_state_ = run_state::idle;
+  pending_handler<void(error_code)> run_handler_;
+  std::atomic<bool> ready_{false};  // also read by is_ready() from any thread
+  bool stopping_ = false;
+
+  std::atomic<std::uint64_t> connects_{0};
+  std::atomic<std::uint64_t> connect_attempts_{0};
+  std::atomic<std::uint64_t> writes_{0};
+  std::atomic<std::uint64_t> requests_written_{0};
+  std::atomic<std::uint64_t> spin_hits_{0};
+  std::atomic<std::uint64_t> spin_misses_{0};
+  std::atomic<std::uint64_t> health_pings_{0};
+};
+
+}  // namespace redisync::detail::io

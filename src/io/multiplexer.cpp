@@ -1,0 +1,270 @@
+#include "io/multiplexer.hpp"
+
+#include <boost/asio/error.hpp>
+
+#include <algorithm>
+
+namespace redisync::detail::io {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// At most this many adjacent mergeable calls go out as one command, which bounds how long one
+// command keeps Redis busy (64 lock calls: a few hundred µs).
+constexpr std::size_t calls_per_merged_command = 64;
+
+bool is_confirmation(resp::value const& push) {
+  auto const e = push.elements();
+  return !e.empty() && e[0].is_string() && resp::is_subscribe_family(e[0].text());
+}
+
+bool all_transient(response const& replies) {
+  if (replies.empty()) return false;
+  for (auto const& r : replies) {
+    if (!r.is_error()) return false;
+    auto const code = error_from_server_text(r.text());
+    if (code != error::loading && code != error::busy) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void multiplexer::stop(error_code reason) {
+  stopped_ = true;
+  ready_ = false;
+  // Later callers learn that there is no connection; after a fatal handshake error, which one.
+  stop_reason_ = reason.category() == error_category() ? reason : error_code{error::not_connected};
+  for (auto& e : std::exchange(queue_, {})) finish_with(*e, reason);
+  for (auto& e : std::exchange(retrying_, {})) {
+    if (e->st == exec_entry::state::retry_wait) finish_with(*e, reason);
+  }
+}
+
+void multiplexer::submit(entry_ptr e, bool priority, clock_type::time_point now) {
+  e->replies_left = e->out.replies;
+  e->pushes_left = e->out.pushes;
+  if (e->retry_deadline == clock_type::time_point{}) e->retry_deadline = now + transient_budget_;
+  if (priority) {
+    priority_.push_back(std::move(e));
+    return;
+  }
+  error_code fail;
+  if (stopped_) {
+    fail = stop_reason_;
+  } else if (!ready_ && !e->out.opts.wait_for_connection) {
+    fail = error::not_connected;
+  } else if (!e->out.empty()) {
+    queue_.push_back(std::move(e));
+    return;
+  }
+  e->st = exec_entry::state::done;
+  hooks_.finish_later(std::move(e), fail);
+}
+
+void multiplexer::cancel(entry_ptr const& e, asio::cancellation_type type) {
+  using enum exec_entry::state;
+  switch (e->st) {
+    case queued:
+      std::erase(queue_, e);
+      std::erase(priority_, e);
+      abandon_unsent(*e);
+      return;
+    case retry_wait:
+      abandon_unsent(*e);  // dropped from retrying_ when next looked at
+      return;
+    case written:
+      // The command may already have run: only cancellation types that allow side effects.
+      if (!e->abandoned &&
+          (type & (asio::cancellation_type::terminal | asio::cancellation_type::partial)) !=
+              asio::cancellation_type::none) {
+        e->abandoned = true;
+        e->handler.complete(asio::error::operation_aborted, {});
+      }
+      return;
+    case done: return;
+  }
+}
+
+// Cancelled before it was (re)sent: the command never reaches Redis. The late handler hears so
+// too, so that whoever waits for the late outcome is not left waiting.
+void multiplexer::abandon_unsent(exec_entry& e) {
+  if (e.late) e.late(asio::error::operation_aborted, {});
+  e.late = nullptr;
+  finish_with(e, asio::error::operation_aborted);
+}
+
+void multiplexer::finish_with(exec_entry& e, error_code ec) {
+  e.st = exec_entry::state::done;
+  if (e.abandoned) {
+    if (e.late) e.late(ec, std::move(e.replies));
+    return;
+  }
+  e.handler.complete(ec, ec ? response{} : std::move(e.replies));
+}
+
+std::size_t multiplexer::take_for_write(std::string& out) {
+  std::size_t count = 0;
+  take(priority_, out, count);
+  if (ready_) take(queue_, out, count);
+  requests_written_ += count;
+  return count;
+}
+
+void multiplexer::take(std::deque<entry_ptr>& from, std::string& out, std::size_t& count) {
+  while (!from.empty()) {
+    std::size_t calls = 1;
+    outgoing const& first = from.front()->out;
+    while (calls < from.size() && calls < calls_per_merged_command && first.merges_with(from[calls]->out)) {
+      ++calls;
+    }
+    if (calls == 1) {
+      out += first.payload;
+    } else {
+      merging_.clear();
+      for (std::size_t i = 0; i < calls; ++i) merging_.push_back(&from[i]->out);
+      first.merge.hook->write(out, merging_);
+    }
+    from.front()->merged = calls;
+    for (std::size_t i = 0; i < calls; ++i) {
+      entry_ptr e = std::move(from.front());
+      from.pop_front();
+      e->st = exec_entry::state::written;
+      ++count;
+      if (e->replies_left == 0 && e->pushes_left == 0) {
+        e->st = exec_entry::state::done;
+        hooks_.finish_later(std::move(e), {});
+      } else {
+        in_flight_.push_back(std::move(e));
+      }
+    }
+  }
+}
+
+std::size_t multiplexer::on_bytes(std::string_view bytes, clock_type::time_point now, error_code& ec) {
+  now_ = now;
+  std::size_t used = 0;
+  while (used < bytes.size()) {
+    error_code pec;
+    used += parser_.feed(bytes.substr(used), pec);
+    if (pec) {
+      ec = error::protocol_error;
+      return used;
+    }
+    if (!parser_.has_value()) break;
+    on_message(parser_.take_value(), ec);
+    if (ec) return used;
+  }
+  return used;
+}
+
+void multiplexer::on_message(resp::value v, error_code& ec) {
+  if (v.kind() == resp::type::push) {
+    if (is_confirmation(v) && !in_flight_.empty() && in_flight_.front()->pushes_left > 0) {
+      auto const& e = in_flight_.front();
+      --e->pushes_left;
+      e->replies.push_back(std::move(v));
+      complete_front_if_done();
+    } else if (hooks_.push) {
+      hooks_.push(v);
+    }
+    return;
+  }
+  if (in_flight_.empty()) {
+    ec = error::protocol_error;  // a reply nobody asked for
+    return;
+  }
+  auto const& e = in_flight_.front();
+  if (e->out.merge.hook != nullptr) {
+    on_item_reply(std::move(v), ec);
+    return;
+  }
+  if (e->replies_left > 0) {
+    --e->replies_left;
+  } else {
+    e->pushes_left = 0;  // an error instead of subscribe confirmations
+  }
+  e->replies.push_back(std::move(v));
+  complete_front_if_done();
+}
+
+// The reply to a command that carries one or more mergeable calls: each call gets its own element
+// (a call alone gets the whole reply), or every call the reply that failed the whole command
+// (NOSCRIPT, BUSY, OOM).
+void multiplexer::on_item_reply(resp::value v, error_code& ec) {
+  std::size_t const calls = in_flight_.front()->merged;
+  if (in_flight_.size() < calls) {
+    ec = error::protocol_error;
+    return;
+  }
+  bool const per_call = calls > 1 && v.kind() == resp::type::array && v.elements().size() == calls;
+  for (std::size_t i = 0; i < calls; ++i) {
+    entry_ptr e = std::move(in_flight_.front());
+    in_flight_.pop_front();
+    e->replies_left = 0;
+    if (per_call) {
+      e->replies.push_back(std::move(v.mutable_elements()[i]));
+    } else {
+      e->replies.push_back(i + 1 == calls ? std::move(v) : v);  // a call alone: no copy
+    }
+    finish(e);
+  }
+}
+
+void multiplexer::complete_front_if_done() {
+  auto e = in_flight_.front();
+  if (e->replies_left != 0 || e->pushes_left != 0) return;
+  in_flight_.pop_front();
+  finish(e);
+}
+
+void multiplexer::finish(entry_ptr const& e) {
+  if (!e->abandoned && e->out.opts.retry_transient && all_transient(e->replies) && now_ < e->retry_deadline) {
+    e->st = exec_entry::state::retry_wait;
+    e->replies.clear();
+    auto const delay = std::min(std::chrono::milliseconds{10 << std::min(e->retries, 6u)},
+                                std::chrono::milliseconds{1000});
+    ++e->retries;
+    e->retry_at = now_ + delay;
+    retrying_.push_back(e);
+    return;
+  }
+  finish_with(*e, {});
+}
+
+void multiplexer::on_disconnect() {
+  ready_ = false;
+  parser_.reset();
+  for (auto& e : std::exchange(in_flight_, {})) finish_with(*e, error::ambiguous);
+  for (auto& e : std::exchange(priority_, {})) finish_with(*e, error::not_connected);
+  std::erase_if(queue_, [this](entry_ptr const& e) {
+    if (e->out.opts.wait_for_connection) return false;
+    finish_with(*e, error::not_connected);
+    return true;
+  });
+}
+
+std::optional<clock_type::time_point> multiplexer::next_retry() const {
+  std::optional<clock_type::time_point> next;
+  for (auto const& e : retrying_) {
+    if (e->st == exec_entry::state::retry_wait && (!next || e->retry_at < *next)) next = e->retry_at;
+  }
+  return next;
+}
+
+void multiplexer::retry_due(clock_type::time_point now) {
+  std::vector<entry_ptr> due;
+  std::erase_if(retrying_, [&](entry_ptr const& e) {
+    if (e->st != exec_entry::state::retry_wait) return true;
+    if (e->retry_at > now) return false;
+    due.push_back(e);
+    return true;
+  });
+  for (auto& e : due) {
+    e->st = exec_entry::state::queued;
+    submit(std::move(e), false, now);
+  }
+}
+
+}  // namespace redisync::detail::io

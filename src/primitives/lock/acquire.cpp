@@ -1,0 +1,213 @@
+#include "primitives/lock/acquire.hpp"
+
+#include "sync/held_access.hpp"
+#include "sync/launch.hpp"
+#include "sync/validate.hpp"
+
+#include <scripts.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
+
+#include <array>
+
+namespace redisync::detail::lock_protocol {
+
+namespace asio = boost::asio;
+using io::error_code;
+
+namespace {
+
+// Whether an attempt that ended with `ec` and `replies` may have added a level: its outcome is
+// unknown (a lost connection, or a reply that cannot be read), or it granted one. A server error
+// reply means the script wrote nothing (each item reads before it writes).
+bool may_have_granted(error_code ec, io::response const& replies) {
+  if (ec) return ec == error::ambiguous;
+  if (replies.size() != 1) return true;
+  if (replies[0].is_error()) return false;
+  return read_acquire_reply(replies[0]).what != acquire_reply::outcome::busy;
+}
+
+template <class Signature>
+void start(std::shared_ptr<sync::client_core> core, acquire_args a, asio::any_completion_handler<Signature> h) {
+  pending_handler<Signature> handler{std::move(h), core->completion_executor()};
+  auto strand = core->strand();
+  auto begin = [core = std::move(core), a = std::move(a), handler = std::move(handler)]() mutable {
+    auto slot = handler.cancellation_slot();
+    auto op = std::make_shared<lock_acquire>(core, std::move(a), std::move(handler));
+    if (slot.is_connected()) {
+      op->enable_attempt_cancellation();
+      slot.assign([weak = std::weak_ptr<sync::acquire_op>{op}, strand = core->strand()](asio::cancellation_type t) {
+        asio::post(strand, [weak, t] {
+          if (auto op = weak.lock()) op->cancel(t);
+        });
+      });
+    }
+    op->start();
+  };
+  asio::dispatch(strand, std::move(begin));
+}
+
+}  // namespace
+
+void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
+                   asio::any_completion_handler<acquire_signature> h) {
+  start(std::move(core), std::move(a), std::move(h));
+}
+
+void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
+                   asio::any_completion_handler<try_acquire_signature> h) {
+  start(std::move(core), std::move(a), std::move(h));
+}
+
+held guard_for(std::shared_ptr<sync::client_core> const& core, std::shared_ptr<sync::hold_state> const& hold) {
+  auto level = std::make_shared<sync::hold_level>();
+  hold->levels.push_back(level);
+  return held_access::make(core, hold, std::move(level), hold->token);
+}
+
+asio::awaitable<void> undo_acquire(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
+                                   std::int64_t count_before) {
+  auto const slot = core->router().slot_of(name);
+  script_args args{{name, token_key_of(name)},
+                   {"release-with", owner, std::to_string(core->cfg().watchdog_lease.count()), channel_of(name),
+                    std::to_string(count_before + 1), "", ""}};
+  // The expected count makes this safe to repeat: it releases only the level that acquire added.
+  for (;;) {
+    auto [ec, reply] = co_await run_script(core->scripts(), scripts::lock_calls, slot, args);
+    if (ec == error::ambiguous && !core->stopped()) continue;
+    if (!ec && parse_release_reply(reply, std::nullopt).remaining >= 0) {
+      core->emit(event_kind::grant_undone, event_level::info, name, owner);
+    }
+    co_return;
+  }
+}
+
+lock_acquire::lock_acquire(std::shared_ptr<sync::client_core> core, acquire_args a, handler_type handler)
+    : acquire_op{core,
+                 {.name = a.name,
+                  .owner = a.owner,
+                  .key = sync::hold_key(a.owner, a.name),
+                  .channel = channel_of(a.name),
+                  .slot = core->router().slot_of(a.name),
+                  .deadline = a.wait ? std::optional{sync::clock_type::now() + *a.wait} : std::nullopt,
+                  .once = a.wait && a.wait->count() == 0}},
+      core_{std::move(core)},
+      lease_{a.lease},
+      wait_{a.wait},
+      handler_{std::move(handler)} {}
+
+error_code lock_acquire::check_arguments() const {
+  if (auto ec = sync::validate_name(args().name)) return ec;
+  if (auto ec = sync::validate_owner(args().owner)) return ec;
+  if (lease_) {
+    if (auto ec = sync::validate_duration(*lease_, false)) return ec;
+  }
+  if (wait_) return sync::validate_duration(*wait_, true);
+  return {};
+}
+
+bool lock_acquire::prepare() {
+  hold_ = core_->find_hold(args().key);
+  if (hold_) {
+    count_before_ = hold_->count;  // a nested acquire keeps the lease of the hold it nests in
+    return true;
+  }
+  core_->set_policy(args().channel, on_message);
+  hold_ = std::make_shared<sync::hold_state>();
+  hold_->name = args().name;
+  hold_->owner = args().owner;
+  hold_->key = args().key;
+  hold_->channel = args().channel;
+  hold_->slot = args().slot;
+  hold_->kind = &renewal();
+  hold_->lease = lease_.value_or(core_->cfg().watchdog_lease);
+  hold_->watchdog = !lease_;
+  return false;
+}
+
+script const& lock_acquire::attempt_script() const { return scripts::lock_calls; }
+
+io::outgoing lock_acquire::attempt(bool retry, bool by_digest) {
+  // Armed before the attempt is sent: the first renewal cannot be late.
+  if (!hold_->granted && hold_->watchdog) core_->leases().schedule_renewal(hold_, sync::clock_type::now());
+  std::string const lease = std::to_string(hold_->lease.count());
+  std::string const token_key = token_key_of(args().name);
+  std::array<std::string_view, 2> const keys{args().name, token_key};
+  if (!retry) {
+    std::array<std::string_view, 3> const argv{"acquire", args().owner, lease};
+    return script_call(scripts::lock_calls, args().slot, keys, argv, by_digest);
+  }
+  std::string const before = std::to_string(count_before_);
+  std::array<std::string_view, 4> const argv{"retry-acquire", args().owner, lease, before};
+  return script_call(scripts::lock_calls, args().slot, keys, argv, by_digest);
+}
+
+io::late_reply_handler lock_acquire::late_handler(std::shared_ptr<sync::late_attempt>, std::function<void()> on_resolved) {
+  return [weak = std::weak_ptr<sync::client_core>{core_}, name = args().name, owner = args().owner,
+          before = count_before_, on_resolved = std::move(on_resolved)](error_code ec, io::response replies) {
+    auto core = weak.lock();
+    if (!core) return;
+    if (!may_have_granted(ec, replies)) return on_resolved();
+    asio::co_spawn(core->strand(), undo_acquire(core, name, owner, before),
+                   [on_resolved](std::exception_ptr) { on_resolved(); });
+  };
+}
+
+lock_acquire::outcome lock_acquire::read(error_code ec, io::response& replies) {
+  if (ec == error::ambiguous) return {outcome_kind::unknown};
+  if (ec) return {outcome_kind::failed, ec};
+  if (replies.size() != 1) return {outcome_kind::unreadable};
+  auto const& reply = replies[0];
+  if (reply.is_error()) return {outcome_kind::failed, error_from_server_text(reply.text())};
+  auto const answer = read_acquire_reply(reply);
+  switch (answer.what) {
+    case acquire_reply::outcome::held:
+      grant(answer.token, answer.count, sent());
+      return {outcome_kind::granted};
+    case acquire_reply::outcome::busy:
+      return {outcome_kind::busy, {}, std::chrono::milliseconds{answer.pttl}};
+    case acquire_reply::outcome::unexpected: break;
+  }
+  return {outcome_kind::unreadable};
+}
+
+void lock_acquire::undo(std::function<void()> then) {
+  asio::co_spawn(core_->strand(), undo_acquire(core_, args().name, args().owner, count_before_),
+                 [then = std::move(then)](std::exception_ptr) { then(); });
+}
+
+void lock_acquire::left() {
+  if (hold_ && !hold_->granted) core_->leases().cancel_renewal(*hold_);
+}
+
+void lock_acquire::grant(std::uint64_t token, std::int64_t count, sync::clock_type::time_point sent) {
+  if (!hold_->granted) hold_->token = token;
+  hold_->granted = true;
+  hold_->count = count;
+  hold_->set_valid_until(sync::validity_deadline(sent, hold_->lease));
+  hold_->status = hold_status::held;
+  core_->put_hold(hold_);
+  if (hold_->watchdog) core_->leases().schedule_renewal(hold_, sent);
+  core_->leases().schedule_validity_check(hold_);
+}
+
+void lock_acquire::take_handoff(std::uint64_t token, sync::clock_type::time_point sent) { grant(token, 1, sent); }
+
+void lock_acquire::complete(error_code ec, bool granted) {
+  std::visit(
+      [&](auto& h) {
+        using handler = std::decay_t<decltype(h)>;
+        if constexpr (std::is_same_v<handler, pending_handler<acquire_signature>>) {
+          // acquire() holds or fails: a wait that ran out (only after a cancellation) is a timeout.
+          if (granted) return h.complete({}, guard_for(core_, hold_));
+          h.complete(ec ? ec : error_code{error::timeout}, held{});
+        } else {
+          if (granted) return h.complete({}, std::optional<held>{guard_for(core_, hold_)});
+          h.complete(ec, std::nullopt);
+        }
+      },
+      handler_);
+}
+
+}  // namespace redisync::detail::lock_protocol

@@ -1,0 +1,72 @@
+#pragma once
+
+// Acquiring the reentrant lock: the shared acquire loop (sync/acquire_op.hpp) with the lock's
+// attempt (lock_calls.lua: acquire, or retry-acquire after a lost outcome), its reading of replies
+// and its undo.
+
+#include <redisync/held.hpp>
+
+#include "primitives/lock/protocol.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <variant>
+
+namespace redisync::detail::lock_protocol {
+
+using acquire_signature = void(io::error_code, held);
+using try_acquire_signature = void(io::error_code, std::optional<held>);
+
+struct acquire_args {
+  std::string name;
+  std::string owner;
+  std::optional<std::chrono::milliseconds> lease;  // nothing: the watchdog lease, renewed
+  std::optional<std::chrono::milliseconds> wait;   // nothing: wait until held
+};
+
+// Starts an acquire on the client's strand; `h` completes on its own executor.
+void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
+                   boost::asio::any_completion_handler<acquire_signature> h);
+void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
+                   boost::asio::any_completion_handler<try_acquire_signature> h);
+
+// Releases one level of `owner`'s hold of `name` if the owner's count shows that an acquire,
+// begun when the count was `count_before`, went through. Safe to repeat.
+boost::asio::awaitable<void> undo_acquire(std::shared_ptr<sync::client_core> core, std::string name,
+                                          std::string owner, std::int64_t count_before);
+
+// A guard for a new level of `hold`.
+held guard_for(std::shared_ptr<sync::client_core> const& core, std::shared_ptr<sync::hold_state> const& hold);
+
+class lock_acquire final : public sync::acquire_op {
+ public:
+  using handler_type = std::variant<pending_handler<acquire_signature>, pending_handler<try_acquire_signature>>;
+
+  lock_acquire(std::shared_ptr<sync::client_core> core, acquire_args a, handler_type handler);
+
+  // A release of this client passed the lock to this waiter with `token`, sent at `sent`.
+  void take_handoff(std::uint64_t token, sync::clock_type::time_point sent);
+  std::chrono::milliseconds lease() const noexcept { return hold_ ? hold_->lease : core_->cfg().watchdog_lease; }
+
+ private:
+  io::error_code check_arguments() const override;
+  bool prepare() override;
+  script const& attempt_script() const override;
+  io::outgoing attempt(bool retry, bool by_digest) override;
+  io::late_reply_handler late_handler(std::shared_ptr<sync::late_attempt> late, std::function<void()> on_resolved) override;
+  outcome read(io::error_code ec, io::response& replies) override;
+  void undo(std::function<void()> then) override;
+  void left() override;
+  void complete(io::error_code ec, bool held) override;
+
+  void grant(std::uint64_t token, std::int64_t count, sync::clock_type::time_point sent);
+
+  std::shared_ptr<sync::client_core> core_;
+  std::optional<std::chrono::milliseconds> lease_;
+  std::optional<std::chrono::milliseconds> wait_;
+  std::shared_ptr<sync::hold_state> hold_;
+  std::int64_t count_before_ = 0;
+  handler_type handler_;
+};
+
+}  // namespace redisync::detail::lock_protocol

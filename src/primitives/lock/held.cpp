@@ -1,0 +1,111 @@
+#include <redisync/held.hpp>
+
+#include "primitives/lock/queries.hpp"
+#include "primitives/lock/release.hpp"
+#include "sync/launch.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/system/system_error.hpp>
+
+namespace redisync {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+using detail::sync::level_state;
+
+held::held(core_ptr core, state_ptr state, level_ptr level, std::uint64_t token)
+    : core_{std::move(core)}, state_{std::move(state)}, level_{std::move(level)}, token_{token} {}
+
+held::held(held&& other) noexcept
+    : core_{std::move(other.core_)},
+      state_{std::move(other.state_)},
+      level_{std::move(other.level_)},
+      notifier_{std::move(other.notifier_)},
+      token_{other.token_} {}
+
+held& held::operator=(held&& other) noexcept {
+  if (this != &other) {
+    held old{std::move(*this)};  // releases what this one held
+    core_ = std::move(other.core_);
+    state_ = std::move(other.state_);
+    level_ = std::move(other.level_);
+    notifier_ = std::move(other.notifier_);
+    token_ = other.token_;
+  }
+  return *this;
+}
+
+held::~held() {
+  // A destructor cannot wait: the release runs in the background.
+  if (core_ && state_ && level_ && state_->active() && level_->let_go()) {
+    detail::lock_protocol::release_detached(core_, state_->name, state_->owner, state_, level_);
+  }
+}
+
+std::chrono::steady_clock::time_point held::valid_until() const noexcept {
+  return state_ ? state_->valid_until() : std::chrono::steady_clock::time_point{};
+}
+
+hold_status held::status() const noexcept {
+  if (!state_ || !level_) return hold_status::released;
+  auto const level = level_->state.load();
+  if (level == level_state::released) return hold_status::released;
+  auto const s = state_->status.load();
+  if (s == hold_status::lost || s == hold_status::released) return s;
+  // The client may not run (stopped, or its io_context idle) to notice the deadline itself.
+  if (std::chrono::steady_clock::now() >= state_->valid_until()) return hold_status::lost;
+  return level == level_state::releasing ? hold_status::uncertain : s;
+}
+
+bool held::is_held() const noexcept {
+  if (!level_ || level_->state != level_state::held) return false;
+  auto const s = status();
+  return s == hold_status::held || s == hold_status::uncertain;
+}
+
+std::string const& held::name() const noexcept {
+  static std::string const none;
+  return state_ ? state_->name : none;
+}
+
+std::string const& held::owner_id() const noexcept {
+  static std::string const none;
+  return state_ ? state_->owner : none;
+}
+
+void held::start_release(core_ptr const& core, state_ptr const& state, level_ptr const& level,
+                         asio::any_completion_handler<void(error_code)> h) {
+  if (!core || !state || !level) throw boost::system::system_error{make_error_code(error::not_held)};
+  if (!level->let_go()) {
+    auto const not_held = []() -> asio::awaitable<std::tuple<error_code>> {
+      co_return std::tuple{error_code{error::not_held}};
+    };
+    detail::sync::launch(core->strand(), core->completion_executor(), not_held(), std::move(h), false);
+    return;
+  }
+  detail::lock_protocol::start_release(core, state->name, state->owner, state, level, std::move(h));
+}
+
+void held::start_wait_lost(core_ptr const& core, state_ptr const& state, asio::any_completion_handler<void(error_code)> h) {
+  if (!core || !state) throw boost::system::system_error{make_error_code(error::not_held)};
+  detail::sync::launch(core->strand(), core->completion_executor(), detail::lock_protocol::wait_lost(core, state),
+                       std::move(h), true);
+}
+
+asio::cancellation_slot held::loss_slot(asio::any_io_executor ex) {
+  if (!state_ || !core_) throw boost::system::system_error{make_error_code(error::not_held)};
+  if (!notifier_) {
+    notifier_ = std::make_shared<detail::sync::loss_notifier>(std::move(ex));
+    asio::post(core_->strand(), [state = state_, n = notifier_] {
+      if (state->active()) {
+        state->notifiers.push_back(n);
+      } else if (state->status == hold_status::lost) {
+        asio::post(n->ex, [n] { n->signal.emit(asio::cancellation_type::terminal); });
+      }
+    });
+  }
+  return notifier_->signal.slot();
+}
+
+}  // namespace redisync

@@ -1,0 +1,53 @@
+#include <redisync/lock.hpp>
+
+#include "primitives/lock/acquire.hpp"
+#include "primitives/lock/queries.hpp"
+#include "primitives/lock/release.hpp"
+#include "sync/launch.hpp"
+
+namespace redisync {
+
+namespace asio = boost::asio;
+namespace proto = detail::lock_protocol;
+using boost::system::error_code;
+
+void lock::start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
+                         asio::any_completion_handler<acquire_signature> h) {
+  proto::start_acquire(core, {std::move(name), std::move(owner), lease, wait}, std::move(h));
+}
+
+void lock::start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
+                         asio::any_completion_handler<try_acquire_signature> h) {
+  proto::start_acquire(core, {std::move(name), std::move(owner), lease, wait}, std::move(h));
+}
+
+void lock::start_release(core_ptr const& core, std::string const& owner, std::string const& name,
+                         asio::any_completion_handler<void(error_code)> h) {
+  proto::start_release(core, name, owner, nullptr, nullptr, std::move(h));
+}
+
+void lock::start_force_release(core_ptr const& core, std::string const& name,
+                               asio::any_completion_handler<void(error_code, bool)> h) {
+  detail::sync::launch(core->strand(), core->completion_executor(), proto::force_release(core, name), std::move(h),
+                       false);
+}
+
+void lock::start_is_locked(core_ptr const& core, std::string const& name,
+                           asio::any_completion_handler<void(error_code, bool)> h) {
+  detail::sync::launch(core->strand(), core->completion_executor(), proto::is_locked(core, name), std::move(h), true);
+}
+
+void lock::start_hold_count(core_ptr const& core, std::string const& owner, std::string const& name,
+                            asio::any_completion_handler<void(error_code, std::int64_t)> h) {
+  detail::sync::launch(core->strand(), core->completion_executor(), proto::hold_count(core, name, owner),
+                       std::move(h), true);
+}
+
+void lock::start_remaining_lease(
+    core_ptr const& core, std::string const& name,
+    asio::any_completion_handler<void(error_code, std::optional<std::chrono::milliseconds>)> h) {
+  detail::sync::launch(core->strand(), core->completion_executor(), proto::remaining_lease(core, name), std::move(h),
+                       true);
+}
+
+}  // namespace redisync

@@ -1,0 +1,97 @@
+#include "primitives/lock/queries.hpp"
+
+#include "routing/exec_one.hpp"
+#include "sync/validate.hpp"
+
+#include <scripts.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+namespace redisync::detail::lock_protocol {
+
+namespace asio = boost::asio;
+using io::error_code;
+
+namespace {
+
+// Whether `type_reply` (of TYPE) names a lock: a hash, or nothing at all.
+error_code lock_type_check(resp::value const& type_reply, bool& exists) {
+  exists = type_reply.text() != "none";
+  if (!exists || type_reply.text() == "hash") return {};
+  return type_reply.is_error() ? error_code{error_from_server_text(type_reply.text())} : error_code{error::wrong_type};
+}
+
+}  // namespace
+
+asio::awaitable<std::tuple<error_code, bool>> force_release(core_ptr core, std::string name) {
+  if (auto ec = sync::validate_name(name)) co_return std::tuple{ec, false};
+  std::string const channel = channel_of(name);
+  script_args args{{name}, {channel}};
+  auto [ec, reply] = co_await run_script(core->scripts(), scripts::lock_force_release,
+                                         core->router().slot_of(name), args);
+  if (ec) co_return std::tuple{ec, false};
+  if (reply.kind() == resp::type::array && reply.elements().size() == 2 && reply.elements()[1].is_error()) {
+    core->emit(event_kind::waiters_not_notified, event_level::warning, name, {}, error::no_permission,
+               reply.elements()[1].text());
+    core->wake_first_waiter(channel);
+    co_return std::tuple{error_code{}, true};
+  }
+  if (reply.kind() != resp::type::integer) co_return std::tuple{error_code{error::unexpected_reply}, false};
+  co_return std::tuple{error_code{}, reply.integer() == 1};
+}
+
+asio::awaitable<std::tuple<error_code, bool>> is_locked(core_ptr core, std::string name) {
+  if (auto ec = sync::validate_name(name)) co_return std::tuple{ec, false};
+  resp::request req;
+  req.push("TYPE", name);
+  auto [ec, reply] = co_await routing::exec_one(core->router(), core->router().slot_of(name), std::move(req));
+  bool exists = false;
+  if (!ec) ec = lock_type_check(reply, exists);
+  co_return std::tuple{ec, !ec && exists};
+}
+
+asio::awaitable<std::tuple<error_code, std::int64_t>> hold_count(core_ptr core, std::string name, std::string owner) {
+  if (auto ec = sync::validate_name(name)) co_return std::tuple{ec, std::int64_t{0}};
+  if (auto ec = sync::validate_owner(owner)) co_return std::tuple{ec, std::int64_t{0}};
+  resp::request req;
+  req.push("HGET", name, owner);
+  auto [ec, reply] = co_await routing::exec_one(core->router(), core->router().slot_of(name), std::move(req));
+  std::int64_t count = 0;
+  if (!ec && !reply.is_null() && !reply.as_integer(count)) ec = error::unexpected_reply;
+  co_return std::tuple{ec, count};
+}
+
+asio::awaitable<std::tuple<error_code, std::optional<std::chrono::milliseconds>>> remaining_lease(core_ptr core,
+                                                                                                 std::string name) {
+  using result = std::tuple<error_code, std::optional<std::chrono::milliseconds>>;
+  if (auto ec = sync::validate_name(name)) co_return result{ec, std::nullopt};
+  resp::request req;
+  req.push("TYPE", name);
+  req.push("PTTL", name);
+  auto [ec, replies] = co_await routing::exec(core->router(), core->router().slot_of(name), std::move(req));
+  if (!ec && replies.size() != 2) ec = error::unexpected_reply;
+  if (ec) co_return result{ec, std::nullopt};
+  bool exists = false;
+  if (auto tec = lock_type_check(replies[0], exists)) co_return result{tec, std::nullopt};
+  auto const& pttl = replies[1];
+  if (pttl.is_error()) co_return result{error_from_server_text(pttl.text()), std::nullopt};
+  if (pttl.kind() != resp::type::integer) co_return result{error::unexpected_reply, std::nullopt};
+  if (!exists || pttl.integer() == -2) co_return result{error_code{}, std::nullopt};
+  if (pttl.integer() == -1) co_return result{error_code{}, std::chrono::milliseconds::max()};
+  co_return result{error_code{}, std::chrono::milliseconds{pttl.integer()}};
+}
+
+asio::awaitable<std::tuple<error_code>> wait_lost(core_ptr core, std::shared_ptr<sync::hold_state> hold) {
+  if (hold->active()) {
+    asio::steady_timer timer{core->router().io_executor(), asio::steady_timer::time_point::max()};
+    hold->loss_timers.push_back(&timer);
+    co_await timer.async_wait(asio::as_tuple(asio::deferred));
+    std::erase(hold->loss_timers, &timer);
+  }
+  co_return std::tuple{hold->status == hold_status::lost ? error_code{error::lease_lost}
+                                                          : error_code{asio::error::operation_aborted}};
+}
+
+}  // namespace redisync::detail::lock_protocol

@@ -1,0 +1,26 @@
+#pragma once
+
+// The lock's other operations: forced release, what the server says about a lock, and waiting for
+// the loss of a hold.
+
+#include "primitives/lock/protocol.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <optional>
+#include <tuple>
+
+namespace redisync::detail::lock_protocol {
+
+using core_ptr = std::shared_ptr<sync::client_core>;
+
+boost::asio::awaitable<std::tuple<io::error_code, bool>> force_release(core_ptr core, std::string name);
+boost::asio::awaitable<std::tuple<io::error_code, bool>> is_locked(core_ptr core, std::string name);
+boost::asio::awaitable<std::tuple<io::error_code, std::int64_t>> hold_count(core_ptr core, std::string name,
+                                                                           std::string owner);
+boost::asio::awaitable<std::tuple<io::error_code, std::optional<std::chrono::milliseconds>>> remaining_lease(
+    core_ptr core, std::string name);
+// error::lease_lost when the hold is lost; operation_aborted when it ends otherwise first.
+boost::asio::awaitable<std::tuple<io::error_code>> wait_lost(core_ptr core, std::shared_ptr<sync::hold_state> hold);
+
+}  // namespace redisync::detail::lock_protocol

@@ -1,0 +1,246 @@
+#include "primitives/lock/release.hpp"
+
+#include "primitives/lock/acquire.hpp"
+#include "sync/validate.hpp"
+
+#include <scripts.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+
+#include <array>
+
+namespace redisync::detail::lock_protocol {
+
+namespace asio = boost::asio;
+using io::error_code;
+
+void start_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
+                   std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
+                   asio::any_completion_handler<void(error_code)> h) {
+  pending_handler<void(error_code)> handler{std::move(h), core->completion_executor()};
+  auto strand = core->strand();
+  auto op = std::make_shared<lock_release>(std::move(core), std::move(name), std::move(owner), std::move(hold),
+                                           std::move(level), std::move(handler));
+  asio::dispatch(strand, [op = std::move(op)] { op->start(); });
+}
+
+void release_detached(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
+                      std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level) {
+  start_release(std::move(core), std::move(name), std::move(owner), std::move(hold), std::move(level),
+                asio::any_completion_handler<void(error_code)>{[](error_code) {}});
+}
+
+lock_release::lock_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
+                           std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
+                           pending_handler<void(error_code)> handler)
+    : core_{std::move(core)}, name_{std::move(name)}, owner_{std::move(owner)}, channel_{channel_of(name_)},
+      slot_{core_->router().slot_of(name_)}, hold_{std::move(hold)}, level_{std::move(level)},
+      handler_{std::move(handler)} {}
+
+void lock_release::start() {
+  if (auto ec = sync::validate_name(name_)) return complete(ec);
+  if (auto ec = sync::validate_owner(owner_)) return complete(ec);
+  if (hold_ && !hold_->active()) return complete(error::lease_lost);
+  auto const key = sync::hold_key(owner_, name_);
+  core_->unsettled().when_settled(key, [self = shared_from_this()] { self->begin(); });
+}
+
+void lock_release::begin() {
+  if (!hold_) hold_ = core_->find_hold(sync::hold_key(owner_, name_));
+  if (hold_ && !hold_->active()) return complete(error::lease_lost);
+  if (hold_ && !level_) {
+    // Through the lock handle: the innermost level a guard of this client holds.
+    level_ = hold_->let_go_innermost();
+    if (!level_) return complete(error::not_held);
+  }
+  // The application lets go: no renewal may follow the release unless it holds another level.
+  if (hold_ && !hold_->application_holds()) core_->leases().cancel_renewal(*hold_);
+  if (hold_ && hold_->count == 1) choose_handoff_target();
+  send();
+}
+
+// The last level goes straight to the first waiter of this client, if one sleeps.
+void lock_release::choose_handoff_target() {
+  if (!core_->has_waiters(channel_)) return;
+  auto& queue = core_->queue(channel_);
+  if (queue.consecutive_handoffs >= core_->cfg().max_local_handoffs) return;
+  // Every waiter of a lock's channel is a lock acquire.
+  auto head = std::static_pointer_cast<lock_acquire>(queue.head());
+  if (!head || !head->can_take_handoff()) return;
+  target_ = std::move(head);
+  target_->woken = false;
+  target_->handoff_pending = true;
+  queue.remove(*target_);
+  core_->count_waiter(-1);
+}
+
+void lock_release::give_back_target() {
+  auto target = std::exchange(target_, nullptr);
+  target->handoff_pending = false;
+  if (target->done()) return;
+  core_->queue(channel_).push_front(target);
+  core_->count_waiter(1);
+  target->woken = true;
+  target->on_wake(true);
+}
+
+void lock_release::send() {
+  std::string const lease = std::to_string((hold_ ? hold_->lease : core_->cfg().watchdog_lease).count());
+  std::string const token_key = token_key_of(name_);
+  bool const by_digest = loads_ < loads_per_call;
+  io::outgoing out;
+  if (!retry_of_ && !target_) {
+    std::array<std::string_view, 1> const keys{name_};
+    std::array<std::string_view, 4> const argv{"release", owner_, lease, channel_};
+    out = script_call(scripts::lock_calls, slot_, keys, argv, by_digest);
+  } else {
+    auto const& target = target_;
+    std::string const before = retry_of_ ? std::to_string(*retry_of_) : "";
+    std::string const next_lease = target ? std::to_string(target->lease().count()) : "";
+    std::array<std::string_view, 2> const keys{name_, token_key};
+    std::array<std::string_view, 7> const argv{"release-with", owner_, lease, channel_, before,
+                                               target ? target->owner() : "", next_lease};
+    out = script_call(scripts::lock_calls, slot_, keys, argv, by_digest);
+  }
+  sent_ = sync::clock_type::now();
+  auto on_reply = [self = shared_from_this()](error_code ec, io::response replies) {
+    self->on_reply(ec, std::move(replies));
+  };
+  core_->send(scripts::lock_calls, slot_, std::move(out), {}, std::move(on_reply));
+}
+
+void lock_release::on_reply(error_code ec, io::response replies) {
+  if (!ec && replies.size() == 1 && replies[0].is_error() &&
+      error_from_server_text(replies[0].text()) == error::no_script) {
+    ++loads_;
+    core_->when_loaded(scripts::lock_calls, slot_, [self = shared_from_this()](error_code lec) {
+      if (lec) return self->failed(lec);
+      self->send();
+    });
+    return;
+  }
+  loads_ = 0;
+  release_outcome outcome;
+  if (!ec) {
+    if (replies.size() != 1) {
+      ec = error::unexpected_reply;
+    } else if (replies[0].is_error()) {
+      ec = error_from_server_text(replies[0].text());
+    } else {
+      outcome = parse_release_reply(replies[0], retry_of_);
+      // An unreadable reply leaves the outcome unknown, like a lost connection; a server that
+      // keeps sending them gets the error after a few tries.
+      if (outcome.remaining < -1) ec = --unreadable_left_ > 0 ? error::ambiguous : error::unexpected_reply;
+    }
+  }
+  if (ec == error::ambiguous && hold_ && hold_->active() && !core_->stopped()) {
+    retry_of_ = hold_->count;  // repeating with the count it started from is idempotent
+    return send();
+  }
+  if (ec && target_ && ec != error::ambiguous) {
+    // The server refused the hand-off (its new fencing token: out of memory, TOKENLIMIT); a plain
+    // release writes nothing new. The waiter tries when the unlock message comes.
+    give_back_target();
+    return send();
+  }
+  if (ec) {
+    if (target_) give_back_target();
+    return failed(ec);
+  }
+  succeeded(outcome);
+}
+
+void lock_release::succeeded(release_outcome const& outcome) {
+  std::shared_ptr<lock_acquire> new_holder;
+  if (auto target = std::exchange(target_, nullptr)) {
+    target->handoff_pending = false;
+    if (outcome.handoff_token) {
+      ++core_->handoffs;
+      ++core_->queue(channel_).consecutive_handoffs;
+      if (target->done()) {
+        // The waiter gave up while the lock was on its way: pass it on or free it.
+        release_detached(core_, name_, std::string{target->owner()}, nullptr, nullptr);
+      } else {
+        new_holder = std::move(target);
+      }
+    } else if (!target->done()) {
+      core_->queue(channel_).push_front(target);
+      core_->count_waiter(1);
+      target->woken = true;
+      target->on_wake(true);
+    }
+  }
+  auto const ec = apply(outcome);
+  if (new_holder) {
+    // Before anything else: the new holder's next command goes out first.
+    new_holder->take_handoff(*outcome.handoff_token, sent_);
+    new_holder->handed_over();
+  }
+  if (background_ && !ec) core_->emit(event_kind::release_retried, event_level::info, name_, owner_);
+  complete(ec);
+}
+
+void lock_release::failed(error_code ec) {
+  bool const retry = hold_ && hold_->active() && level_ && level_->state == sync::level_state::releasing &&
+                     !core_->stopped();
+  if (!background_) {
+    complete(ec);
+    if (!retry) return;
+    core_->emit(event_kind::release_failed, event_level::warning, name_, owner_, ec);
+    background_ = true;
+  }
+  if (retry) retry_later();
+}
+
+void lock_release::retry_later() {
+  retry_of_.reset();
+  unreadable_left_ = 3;
+  if (!pause_) pause_.emplace(core_->router().io_executor());
+  pause_->expires_after(delay_);
+  delay_ = std::min(delay_ * 2, std::chrono::milliseconds{1000});
+  pause_->async_wait(asio::bind_executor(core_->strand(), [self = shared_from_this()](error_code ec) {
+    if (ec || self->core_->stopped() || !self->hold_->active() ||
+        self->level_->state != sync::level_state::releasing) {
+      return;
+    }
+    self->send();
+  }));
+}
+
+error_code lock_release::apply(release_outcome const& out) {
+  if (!out.handoff_token && out.remaining == 0 && core_->has_waiters(channel_)) {
+    core_->queue(channel_).consecutive_handoffs = 0;
+  }
+  if (out.remaining == -1) {
+    // Nothing changed and nothing was published. If we believed we held it, the lease ran out.
+    if (!hold_) return error::not_owner;
+    core_->lose(hold_);
+    return error::lease_lost;
+  }
+  if (out.refused_publish) {
+    // The release stands; only other clients' waiters were not told (they wake at the PTTL).
+    core_->emit(event_kind::waiters_not_notified, event_level::warning, name_, owner_, error::no_permission,
+                *out.refused_publish);
+    core_->wake_first_waiter(channel_);
+  }
+  if (!hold_) return {};
+  if (level_) {
+    level_->state = sync::level_state::released;
+    std::erase(hold_->levels, level_);
+  }
+  if (out.remaining == 0 || hold_->levels.empty()) {
+    // The levels left on the server, if any, belong to no guard of this client: not renewed.
+    core_->finish_hold(hold_);
+    return {};
+  }
+  hold_->count = out.remaining;
+  hold_->set_valid_until(sync::validity_deadline(sent_, hold_->lease));
+  if (hold_->watchdog && hold_->application_holds()) core_->leases().schedule_renewal(hold_, sent_);
+  core_->leases().schedule_validity_check(hold_);
+  return {};
+}
+
+void lock_release::complete(error_code ec) { handler_.complete(ec); }
+
+}  // namespace redisync::detail::lock_protocol

@@ -1,0 +1,38 @@
+#include "routing/standalone.hpp"
+
+namespace redisync::detail::routing {
+
+namespace {
+
+io::connection_events to_node_events(router_events events) {
+  io::connection_events out;
+  out.push = std::move(events.push);
+  if (events.connected) out.connected = [f = std::move(events.connected)] { f(0); };
+  if (events.extend_handshake) {
+    out.extend_handshake = [f = std::move(events.extend_handshake)](resp::request& req) { f(0, req); };
+  }
+  return out;
+}
+
+}  // namespace
+
+standalone::standalone(io::connection::executor_type ex, config cfg, router_events events)
+    : conn_{std::move(ex), std::move(cfg), to_node_events(std::move(events))} {}
+
+void standalone::exec(slot_type, io::outgoing out, io::late_reply_handler late,
+                      boost::asio::any_completion_handler<void(io::error_code, io::response)> handler) {
+  conn_.exec(std::move(out), std::move(late), std::move(handler));
+}
+
+void standalone::subscribe(bool on, slot_type, std::vector<std::string> channels,
+                           boost::asio::any_completion_handler<void(io::error_code)> handler) {
+  conn_.subscribe(on, std::move(channels), std::move(handler));
+}
+
+void standalone::run(boost::asio::any_completion_handler<void(io::error_code)> handler) {
+  conn_.run(std::move(handler));
+}
+
+void standalone::stop() { conn_.stop(); }
+
+}  // namespace redisync::detail::routing

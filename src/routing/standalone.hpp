@@ -1,0 +1,30 @@
+#pragma once
+
+// One Redis server: every slot is slot 0 on node 0, served by one connection.
+
+#include "routing/router.hpp"
+
+namespace redisync::detail::routing {
+
+class standalone final : public router {
+ public:
+  standalone(io::connection::executor_type ex, config cfg, router_events events);
+
+  io::connection::executor_type strand() const noexcept override { return conn_.get_executor(); }
+  io::connection::executor_type io_executor() const noexcept override { return conn_.io_executor(); }
+  slot_type slot_of(std::string_view) const noexcept override { return 0; }
+  node_id node_of(slot_type) const noexcept override { return 0; }
+
+  void exec(slot_type slot, io::outgoing out, io::late_reply_handler late,
+            boost::asio::any_completion_handler<void(io::error_code, io::response)> handler) override;
+  void subscribe(bool on, slot_type slot, std::vector<std::string> channels,
+                 boost::asio::any_completion_handler<void(io::error_code)> handler) override;
+  void run(boost::asio::any_completion_handler<void(io::error_code)> handler) override;
+  void stop() override;
+  io::connection_stats stats() const noexcept override { return conn_.stats(); }
+
+ private:
+  io::connection conn_;
+};
+
+}  // namespace redisync::detail::routing

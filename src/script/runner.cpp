@@ -1,0 +1,74 @@
+#include "script/runner.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <algorithm>
+
+namespace redisync::detail {
+
+namespace asio = boost::asio;
+using io::error_code;
+
+script_runner::node_scripts& script_runner::node(routing::node_id id) {
+  if (id >= nodes_.size()) nodes_.resize(id + 1);
+  return nodes_[id];
+}
+
+void script_runner::send(script const& s, routing::slot_type slot, io::outgoing out,
+                         io::late_reply_handler late,
+                         asio::any_completion_handler<void(error_code, io::response)> handler) {
+  auto& used = node(router_.node_of(slot)).used;
+  if (std::find(used.begin(), used.end(), &s) == used.end()) used.push_back(&s);
+  router_.exec(slot, std::move(out), std::move(late), std::move(handler));
+}
+
+void script_runner::when_loaded(script const& s, routing::slot_type slot, std::function<void(error_code)> then) {
+  auto& waiting = node(router_.node_of(slot)).loading[&s];
+  waiting.push_back(std::move(then));
+  if (waiting.size() > 1) return;  // a load is on its way
+  resp::request req;
+  req.push("SCRIPT", "LOAD", s.source);
+  auto on_loaded = [this, &s, node_id = router_.node_of(slot)](error_code ec, io::response replies) {
+    if (!ec) ec = io::check_replies(replies);
+    auto waiters = std::move(node(node_id).loading[&s]);
+    node(node_id).loading.erase(&s);
+    for (auto& w : waiters) w(ec);
+  };
+  router_.exec(slot, io::outgoing::from(std::move(req)), {}, std::move(on_loaded));
+}
+
+void script_runner::extend_handshake(routing::node_id id, resp::request& req) const {
+  if (id >= nodes_.size()) return;
+  for (auto const* s : nodes_[id].used) req.push("SCRIPT", "LOAD", s->source);
+}
+
+asio::awaitable<std::tuple<error_code, resp::value>> run_script(script_runner& runner, script const& s,
+                                                                routing::slot_type slot, script_args const& args,
+                                                                io::late_reply_handler late,
+                                                                resp::request::options opts) {
+  constexpr auto tuple_token = asio::as_tuple(asio::deferred);
+  for (int loads = 0;; ++loads) {
+    bool const by_digest = loads < loads_per_call;
+    auto send = [&](auto handler) {
+      runner.send(s, slot, script_call(s, slot, args, by_digest, opts), late, std::move(handler));
+    };
+    auto [ec, replies] = co_await asio::async_initiate<decltype(tuple_token), void(error_code, io::response)>(
+        send, tuple_token);
+    if (ec) co_return std::tuple{ec, resp::value{}};
+    if (replies.size() != 1) co_return std::tuple{error_code{error::unexpected_reply}, resp::value{}};
+    resp::value& reply = replies.front();
+    if (!reply.is_error()) co_return std::tuple{error_code{}, std::move(reply)};
+    error const code = error_from_server_text(reply.text());
+    if (code != error::no_script || !by_digest) co_return std::tuple{error_code{code}, std::move(reply)};
+    auto wait = [&](auto handler) {
+      runner.when_loaded(s, slot, [h = std::make_shared<decltype(handler)>(std::move(handler))](error_code ec) mutable {
+        std::move (*h)(ec);
+      });
+    };
+    auto [lec] = co_await asio::async_initiate<decltype(tuple_token), void(error_code)>(wait, tuple_token);
+    if (lec) co_return std::tuple{lec, resp::value{}};
+  }
+}
+
+}  // namespace redisync::detail

@@ -1,0 +1,56 @@
+#pragma once
+
+// Sends script calls through the router, and loads a script that a node is missing once: the first
+// caller that meets NOSCRIPT on a node starts one SCRIPT LOAD, the others wait for it, and then all
+// send EVALSHA again. Every script used on a node is loaded again in each handshake with it, so
+// after a restart or failover the calls queued meanwhile find their scripts.
+
+#include "script/script.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <functional>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+namespace redisync::detail {
+
+class script_runner {
+ public:
+  explicit script_runner(routing::router& r) : router_{r} {}
+
+  routing::router& router() noexcept { return router_; }
+
+  // Sends `out`, a call of `s`, to the node of `slot`.
+  void send(script const& s, routing::slot_type slot, io::outgoing out, io::late_reply_handler late,
+            boost::asio::any_completion_handler<void(io::error_code, io::response)> handler);
+
+  // After a NOSCRIPT reply for `s` from the node of `slot`: runs `then` once the node has the
+  // script, or with the error that kept it from loading.
+  void when_loaded(script const& s, routing::slot_type slot, std::function<void(io::error_code)> then);
+
+  // Adds SCRIPT LOAD of every script used on `node` to its handshake.
+  void extend_handshake(routing::node_id node, resp::request& req) const;
+
+ private:
+  struct node_scripts {
+    std::vector<script const*> used;
+    std::unordered_map<script const*, std::vector<std::function<void(io::error_code)>>> loading;
+  };
+  node_scripts& node(routing::node_id id);
+
+  routing::router& router_;
+  std::vector<node_scripts> nodes_;
+};
+
+// A call whose NOSCRIPT this many times in a row is sent with EVAL (a SCRIPT FLUSH storm).
+inline constexpr int loads_per_call = 3;
+
+// Runs `s` with `args` on the node of `slot` and returns its reply, or a typed error for a
+// transport failure or a server error reply (the reply then holds the server's text).
+boost::asio::awaitable<std::tuple<io::error_code, resp::value>> run_script(
+    script_runner& runner, script const& s, routing::slot_type slot, script_args const& args,
+    io::late_reply_handler late = {}, resp::request::options opts = {});
+
+}  // namespace redisync::detail

@@ -1,0 +1,278 @@
+#include "sync/acquire_op.hpp"
+
+#include "script/runner.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/error.hpp>
+
+namespace redisync::detail::sync {
+
+namespace asio = boost::asio;
+using io::error_code;
+
+acquire_op::acquire_op(std::shared_ptr<wait_host> host, params p) : host_{std::move(host)}, p_{std::move(p)} {}
+
+acquire_op::~acquire_op() = default;
+
+sync::alarm& acquire_op::wake_alarm() {
+  if (!alarm_) alarm_ = host_->make_alarm([this] { on_alarm(); });  // the pending wake-up owns this op
+  return *alarm_;
+}
+
+// While it waits for something the client keeps (a settled key, a loaded script, a subscription),
+// the op is owned by its alarm, which also ends a bounded wait at its deadline.
+void acquire_op::wait_for(clock_type::time_point t) { wake_alarm().at(t, shared_from_this()); }
+
+clock_type::time_point acquire_op::next_look() const {
+  auto const cap = host_->now() + host_->wait_poll_cap();
+  return p_.deadline ? std::min(*p_.deadline, cap) : cap;
+}
+
+void acquire_op::start() {
+  if (auto ec = check_arguments()) return finish(ec);
+  if (host_->stopped()) return finish(error::not_connected);
+  if (host_->unsettled().contains(p_.key)) {
+    state_ = state::settling;
+    wait_for(next_look());
+    host_->unsettled().when_settled(p_.key, [weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->begin();
+    });
+    return;
+  }
+  begin();
+}
+
+void acquire_op::begin() {
+  if (state_ != state::idle && state_ != state::settling) return;  // gone while a late outcome was settled
+  state_ = state::idle;
+  if (host_->stopped()) return finish(error::not_connected);
+  bool const reentrant = prepare();
+  // Inside this client, arrive behind the tasks that already wait: no barging past them.
+  if (reentrant || p_.once || !host_->has_waiters(p_.channel)) return send_attempt();
+  join();
+}
+
+void acquire_op::send_attempt() {
+  if (host_->stopped()) {
+    leave();
+    return finish(error::not_connected);
+  }
+  if (alarm_) alarm_->cancel();  // the attempt's reply handler owns this op now
+  woken = false;
+  state_ = state::trying;
+  late_ = std::make_shared<late_attempt>();
+  auto on_resolved = [weak_host = std::weak_ptr<wait_host>{host_}, late = late_, key = p_.key] {
+    late->resolved = true;
+    auto host = weak_host.lock();
+    if (host && late->counted) host->unsettled().settle(key);
+  };
+  auto out = attempt(retry_, loads_ < loads_per_call);
+  sent_ = host_->now();
+  auto on_reply = [self = shared_from_this()](error_code ec, io::response replies) {
+    self->on_reply(ec, std::move(replies));
+  };
+  auto late = late_handler(late_, std::move(on_resolved));
+  if (attempts_cancellable_) {
+    host_->send(attempt_script(), p_.slot, std::move(out), std::move(late),
+                asio::bind_cancellation_slot(attempt_cancel_.slot(), std::move(on_reply)));
+  } else {
+    host_->send(attempt_script(), p_.slot, std::move(out), std::move(late), std::move(on_reply));
+  }
+}
+
+void acquire_op::on_reply(error_code ec, io::response replies) {
+  if (state_ != state::trying) return;
+  state_ = state::idle;
+  if (ec == asio::error::operation_aborted) {
+    // Cancelled with the attempt in flight: a grant that arrives later is undone, and the key
+    // stays unsettled until then.
+    if (!late_->resolved) {
+      late_->counted = true;
+      host_->unsettled().unsettle(p_.key);
+    }
+    leave();
+    // stop() aborts requests too: the caller learns there is no connection.
+    return finish(host_->stopped() ? error_code{error::not_connected} : ec);
+  }
+  if (!ec && replies.size() == 1 && replies[0].is_error() &&
+      error_from_server_text(replies[0].text()) == error::no_script) {
+    // The script ran nowhere: once the node has it, the same attempt goes again.
+    ++loads_;
+    state_ = state::loading;
+    wait_for(next_look());
+    host_->when_loaded(attempt_script(), p_.slot, [weak = weak_from_this()](error_code lec) {
+      auto self = weak.lock();
+      if (!self || self->state_ != state::loading) return;
+      self->state_ = state::idle;
+      if (!lec) return self->send_attempt();
+      self->leave();
+      self->finish(lec);
+    });
+    return;
+  }
+  loads_ = 0;
+  auto const o = read(ec, replies);
+  switch (o.what) {
+    case outcome_kind::granted:
+      leave();
+      state_ = state::done;
+      return complete({}, true);
+    case outcome_kind::failed:
+      leave();
+      return finish(o.ec);
+    case outcome_kind::unknown:
+      // The attempt may have gone through. Trying again in its idempotent form settles it; if
+      // time is up instead, it is undone should it have run.
+      if (expired() || cancelled()) {
+        undo([] {});
+        leave();
+        return finish(cancelled() ? error_code{asio::error::operation_aborted} : error_code{});
+      }
+      retry_ = true;
+      return send_attempt();
+    case outcome_kind::unreadable:
+      // A reply that cannot be read may still have come from a grant: undone before the error.
+      leave();
+      state_ = state::idle;
+      return undo([self = shared_from_this()] { self->finish(error::unexpected_reply); });
+    case outcome_kind::busy: return on_busy(o.bound);
+  }
+}
+
+void acquire_op::on_busy(std::chrono::milliseconds bound) {
+  retry_ = false;
+  left();
+  // When the holder's lease ends at the latest: the head sleeps no longer than this.
+  auto const cap = host_->wait_poll_cap();
+  auto const wait = bound.count() >= 0 && bound < cap ? bound : cap;
+  host_->queue(p_.channel).expected_free = host_->now() + wait;
+  if (cancelled()) {  // a cancellation that the written attempt ignored
+    leave();
+    return finish(asio::error::operation_aborted);
+  }
+  if (expired() || p_.once) {
+    leave();
+    return finish({});
+  }
+  if (!queued()) return join();
+  if (woken && !handoff_pending) return send_attempt();  // a message came while it tried
+  sleep();
+}
+
+// Subscribe, then try again: an unlock published between the failed try and the subscription
+// would otherwise be missed. Without a subscription (an error), waiting still ends at the bound.
+void acquire_op::join() {
+  host_->queue(p_.channel).push_back(shared_from_this());
+  host_->count_waiter(1);
+  state_ = state::subscribing;
+  wait_for(next_look());
+  auto on_confirmed = [weak = weak_from_this(), host = std::weak_ptr<wait_host>{host_}, channel = p_.channel](error_code ec) {
+    if (auto self = weak.lock()) return self->on_subscribed(ec);
+    if (auto h = host.lock()) h->unsubscribe(channel);  // the op is gone: so is its reference
+  };
+  host_->subscribe(p_.channel, p_.slot, std::move(on_confirmed));
+}
+
+void acquire_op::on_subscribed(error_code) {
+  subscribed_ = true;
+  if (state_ != state::subscribing) {
+    if (state_ == state::done) {  // gone meanwhile: the reference it took goes too
+      host_->unsubscribe(p_.channel);
+      subscribed_ = false;
+    }
+    return;
+  }
+  state_ = state::idle;
+  if (host_->queue(p_.channel).is_head(*this)) return send_attempt();
+  sleep();
+}
+
+void acquire_op::sleep() {
+  state_ = state::sleeping;
+  auto const now = host_->now();
+  auto wake_at = now + host_->wait_poll_cap();
+  if (p_.deadline) wake_at = std::min(wake_at, *p_.deadline);
+  auto const& q = host_->queue(p_.channel);
+  if (!handoff_pending && q.is_head(*this)) {
+    wake_at = std::min(wake_at, std::max(q.expected_free, now + std::chrono::milliseconds{1}));
+  }
+  wait_for(wake_at);
+}
+
+void acquire_op::on_alarm() {
+  switch (state_) {
+    case state::sleeping:
+      state_ = state::idle;
+      if (handoff_pending) return sleep();  // the lock is on its way
+      return send_attempt();
+    case state::settling:
+    case state::loading:
+    case state::subscribing:
+      if (expired() && !handoff_pending) {
+        leave();
+        return finish({});
+      }
+      return wait_for(next_look());
+    case state::idle:
+    case state::trying:
+    case state::done: return;
+  }
+}
+
+void acquire_op::on_wake(bool asked) {
+  if (state_ != state::sleeping) return;  // an attempt that ends looks at `woken` itself
+  if (asked && !handoff_pending) {
+    wake_alarm().cancel();
+    state_ = state::idle;
+    return send_attempt();
+  }
+  sleep();  // it may lead now: its bound changes
+}
+
+void acquire_op::handed_over() {
+  handoff_pending = false;
+  if (alarm_) alarm_->cancel();
+  leave();
+  state_ = state::done;
+  complete({}, true);
+}
+
+void acquire_op::cancel(asio::cancellation_type type) {
+  cancelled_ |= type;
+  switch (state_) {
+    case state::trying:
+      // Unwritten, the attempt is dropped; written, terminal and partial cancellation abandon it
+      // (its late reply handler undoes a grant) and total cancellation waits for its reply.
+      if (attempts_cancellable_) attempt_cancel_.emit(type);
+      return;
+    case state::settling:
+    case state::loading:
+    case state::subscribing:
+    case state::sleeping:
+      leave();
+      return finish(asio::error::operation_aborted);
+    case state::idle:
+    case state::done: return;
+  }
+}
+
+void acquire_op::leave() {
+  if (alarm_) alarm_->cancel();
+  if (queued()) {
+    host_->queue(p_.channel).remove(*this);
+    host_->count_waiter(-1);
+  }
+  host_->drop_queue_if_empty(p_.channel);
+  if (subscribed_) {
+    host_->unsubscribe(p_.channel);
+    subscribed_ = false;
+  }
+  left();
+}
+
+void acquire_op::finish(error_code ec) {
+  state_ = state::done;
+  complete(ec, false);
+}
+
+}  // namespace redisync::detail::sync

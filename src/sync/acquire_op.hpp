@@ -1,0 +1,167 @@
+#pragma once
+
+// The acquire loop that every primitive shares, as one state machine for the fast path and the
+// slow path: an attempt (granted | busy with a server-derived bound | unknown | failed); while busy,
+// wait in the client's queue for the channel's message or the bound, then try again; undo a grant
+// that arrives after the caller gave up; try again idempotently when an outcome is unknown. The
+// common case is one attempt completed from its reply handler. A primitive supplies the attempt,
+// the reading of its reply and the undo (the virtual functions below); the host (the client, or a
+// fake in unit tests) supplies sending, subscriptions, queues, alarms and the clock.
+
+#include "routing/router.hpp"
+#include "script/script.hpp"
+#include "sync/unsettled.hpp"
+#include "sync/waiter_queue.hpp"
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/cancellation_type.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace redisync::detail::sync {
+
+using clock_type = std::chrono::steady_clock;
+
+// A wake-up at a time, for one operation. The pending wake-up owns the operation (`owner`), so a
+// waiting operation lives exactly as long as something is pending for it.
+class alarm {
+ public:
+  virtual ~alarm() = default;
+  virtual void at(clock_type::time_point t, std::shared_ptr<void> owner) = 0;  // replaces an earlier time
+  virtual void cancel() = 0;
+};
+
+// What an acquire needs from its client. Everything runs on the client's strand.
+class wait_host {
+ public:
+  virtual ~wait_host() = default;
+  virtual clock_type::time_point now() const = 0;
+  virtual bool stopped() const = 0;
+  virtual std::chrono::milliseconds wait_poll_cap() const = 0;
+  virtual unsettled_keys& unsettled() = 0;
+  // The queue of a channel (made on first use) and whether it has waiters.
+  virtual waiter_queue& queue(std::string const& channel) = 0;
+  virtual bool has_waiters(std::string const& channel) const = 0;
+  virtual void drop_queue_if_empty(std::string const& channel) = 0;
+  virtual void count_waiter(int delta) = 0;
+  virtual void send(script const& s, routing::slot_type slot, io::outgoing out, io::late_reply_handler late,
+                    boost::asio::any_completion_handler<void(io::error_code, io::response)> done) = 0;
+  virtual void when_loaded(script const& s, routing::slot_type slot, std::function<void(io::error_code)> then) = 0;
+  virtual void subscribe(std::string const& channel, routing::slot_type slot,
+                         std::function<void(io::error_code)> confirmed) = 0;
+  virtual void unsubscribe(std::string const& channel) = 0;
+  // `ring` runs when a wake-up is due; it may refer to the operation, which the wake-up owns.
+  virtual std::unique_ptr<alarm> make_alarm(std::function<void()> ring) = 0;
+};
+
+// The outcome of an abandoned attempt (its caller gave up while it was in flight), shared by the op
+// and the attempt's late reply handler: the key stays unsettled until it is resolved.
+struct late_attempt {
+  bool resolved = false;  // the late outcome has been dealt with
+  bool counted = false;   // the op marked the key unsettled and waits for this
+};
+
+class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op> {
+ public:
+  struct params {
+    std::string name;
+    std::string owner;
+    std::string key;      // the owner's hold of this name: attempts for it wait while it is unsettled
+    std::string channel;  // where releases are announced
+    routing::slot_type slot = 0;
+    std::optional<clock_type::time_point> deadline;  // nothing: wait until held
+    bool once = false;                               // a wait of zero: one attempt, never queued
+  };
+
+  acquire_op(std::shared_ptr<wait_host> host, params p);
+  ~acquire_op() override;
+
+  void start();
+  // The caller's cancellation, on the strand. `in_flight`: whether an attempt may be cancelled
+  // (only when the caller's handler has a cancellation slot is one bound to each attempt).
+  void cancel(boost::asio::cancellation_type type);
+  void enable_attempt_cancellation() { attempts_cancellable_ = true; }
+
+  // A release handed the lock to this waiter (see can_take_handoff); the primitive has the grant.
+  void handed_over();
+  // Waiting, and no attempt in flight that could re-enter the lock after the hand-off.
+  bool can_take_handoff() const noexcept {
+    return (state_ == state::sleeping || state_ == state::subscribing) && !handoff_pending;
+  }
+  bool done() const noexcept { return state_ == state::done; }
+
+  std::string_view owner() const noexcept override { return p_.owner; }
+  void on_wake(bool woken) override;
+
+ protected:
+  enum class outcome_kind : std::uint8_t { granted, busy, unknown, unreadable, failed };
+  struct outcome {
+    outcome_kind what;
+    io::error_code ec{};                 // failed
+    std::chrono::milliseconds bound{};   // busy: when to look again at the latest (< 0: no bound)
+  };
+
+  // ---- the primitive's part
+  virtual io::error_code check_arguments() const = 0;
+  // Called once the key is settled, before the first attempt; true for a reentrant acquire, which
+  // never waits behind others.
+  virtual bool prepare() = 0;
+  virtual script const& attempt_script() const = 0;
+  // One attempt; `retry`: an earlier one's outcome was lost, so this one must not count twice.
+  virtual io::outgoing attempt(bool retry, bool by_digest) = 0;
+  // The late reply handler of an attempt: undoes a grant that comes after the caller gave up, then
+  // resolves `late` (on_resolved settles the key).
+  virtual io::late_reply_handler late_handler(std::shared_ptr<late_attempt> late, std::function<void()> on_resolved) = 0;
+  // Reads an attempt's reply and, when granted, applies the grant.
+  virtual outcome read(io::error_code ec, io::response& replies) = 0;
+  // Undoes what the last attempt may have added, then calls `then`.
+  virtual void undo(std::function<void()> then) = 0;
+  // The op leaves the loop (granted or not): drop what an attempt armed for a grant that did not come.
+  virtual void left() = 0;
+  // The caller's result: held (a grant read or handed over), or not (`ec`, or no error when a
+  // bounded wait ran out).
+  virtual void complete(io::error_code ec, bool held) = 0;
+
+  std::shared_ptr<wait_host> const& host() const noexcept { return host_; }
+  params const& args() const noexcept { return p_; }
+  clock_type::time_point sent() const noexcept { return sent_; }
+
+ private:
+  enum class state : std::uint8_t { idle, settling, loading, trying, subscribing, sleeping, done };
+
+  void begin();
+  void send_attempt();
+  void on_reply(io::error_code ec, io::response replies);
+  void on_busy(std::chrono::milliseconds bound);
+  void join();
+  void on_subscribed(io::error_code ec);
+  void sleep();
+  void wait_for(clock_type::time_point t);  // arms the alarm, which owns this op meanwhile
+  void on_alarm();
+  void leave();
+  void finish(io::error_code ec);
+  bool expired() const { return p_.deadline && host_->now() >= *p_.deadline; }
+  clock_type::time_point next_look() const;  // the deadline, or the poll cap from now
+  bool cancelled() const noexcept { return cancelled_ != boost::asio::cancellation_type::none; }
+  sync::alarm& wake_alarm();
+
+  std::shared_ptr<wait_host> host_;
+  params p_;
+  state state_ = state::idle;
+  bool retry_ = false;
+  bool subscribed_ = false;
+  bool attempts_cancellable_ = false;
+  int loads_ = 0;  // NOSCRIPT replies in a row
+  boost::asio::cancellation_type cancelled_ = boost::asio::cancellation_type::none;
+  clock_type::time_point sent_{};
+  std::shared_ptr<late_attempt> late_;
+  boost::asio::cancellation_signal attempt_cancel_;
+  std::unique_ptr<sync::alarm> alarm_;
+};
+
+}  // namespace redisync::detail::sync

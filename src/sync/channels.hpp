@@ -1,0 +1,68 @@
+#pragma once
+
+// Pub/sub channels shared by all waiters of a client: one SUBSCRIBE per channel however many
+// waiters use it, counted by reference, and kept for a while after the last waiter leaves (the
+// next contention on the same lock then costs no SUBSCRIBE/UNSUBSCRIBE pair), unless a message
+// arrives that nobody waits for. Addressed by slot, through the router.
+
+#include "routing/router.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace redisync::detail::sync {
+
+class channels {
+ public:
+  channels(routing::router& r, std::chrono::milliseconds linger) : router_{r}, linger_{linger} {}
+
+  // Takes a reference on `channel` and calls `confirmed` once Redis has confirmed the subscription
+  // (or with the error that prevented it; the reference is held either way).
+  void acquire(std::string const& channel, routing::slot_type slot, std::function<void(io::error_code)> confirmed);
+  // Drops a reference; the last one starts the linger period.
+  void release(std::string const& channel);
+  // A message came on `channel` that no waiter wanted: a lingering subscription would keep
+  // costing one such message per unlock, so it is dropped now rather than at the linger's end.
+  void drop_unwanted(std::string const& channel);
+  // Unsubscribes every channel without references now; `done` when Redis has confirmed.
+  void flush(std::function<void(io::error_code)> done);
+  // Ends lingering and tells everyone waiting for a confirmation that there is none.
+  void stop();
+
+  // Channels subscribed or lingering; readable from any thread.
+  std::size_t count() const noexcept { return count_; }
+
+ private:
+  enum class state : std::uint8_t { idle, subscribing, subscribed, unsubscribing };
+  struct entry {
+    explicit entry(boost::asio::any_io_executor ex) : linger{std::move(ex)} {}
+    routing::slot_type slot = 0;
+    std::size_t refs = 0;
+    state st = state::idle;
+    std::uint64_t generation = 0;  // tells a stale (un)subscribe completion from the current one
+    io::error_code result;
+    boost::asio::steady_timer linger;
+    std::vector<std::function<void(io::error_code)>> confirmed;
+  };
+
+  void subscribe(std::string const& channel, std::shared_ptr<entry> const& e);
+  void unsubscribe(std::string const& channel, std::shared_ptr<entry> const& e);
+  void start_linger(std::string const& channel, std::shared_ptr<entry> const& e);
+  void erase_if_unused(std::string const& channel, std::shared_ptr<entry> const& e);
+  void update_count() { count_ = entries_.size(); }
+
+  routing::router& router_;
+  std::chrono::milliseconds linger_;
+  bool stopped_ = false;
+  std::unordered_map<std::string, std::shared_ptr<entry>> entries_;
+  std::atomic<std::size_t> count_{0};
+};
+
+}  // namespace redisync::detail::sync

@@ -1,0 +1,214 @@
+#include "sync/client_core.hpp"
+
+#include "routing/standalone.hpp"
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <fmt/core.h>
+
+#include <random>
+
+namespace redisync::detail::sync {
+
+namespace asio = boost::asio;
+
+namespace {
+
+std::string make_client_id() {
+  std::random_device rd;
+  std::uniform_int_distribution<std::uint32_t> dist;
+  std::uint32_t const a = dist(rd), b = dist(rd), c = dist(rd), d = dist(rd);
+  // A version-4 UUID: 122 random bits.
+  return fmt::format("{:08x}-{:04x}-4{:03x}-{:04x}-{:04x}{:08x}", a, b >> 16, b & 0xfff,
+                     (c >> 16 & 0x3fff) | 0x8000, c & 0xffff, d);
+}
+
+// An alarm on an Asio timer. A wait that was replaced or cancelled completes with an error, or after
+// the alarm moved on, and rings nothing. The pending wait holds the alarm's owner.
+class timer_alarm final : public alarm {
+ public:
+  timer_alarm(asio::any_io_executor io, asio::any_io_executor strand, std::function<void()> ring)
+      : timer_{std::move(io)}, strand_{std::move(strand)}, state_{std::make_shared<shared>(std::move(ring))} {}
+  ~timer_alarm() override { ++state_->generation; }
+
+  void at(clock_type::time_point t, std::shared_ptr<void> owner) override {
+    auto const generation = ++state_->generation;
+    timer_.expires_at(t);
+    timer_.async_wait(asio::bind_executor(strand_, [state = state_, generation, owner = std::move(owner)](error_code ec) {
+      if (!ec && state->generation == generation) state->ring();
+    }));
+  }
+  void cancel() override {
+    ++state_->generation;
+    timer_.cancel();
+  }
+
+ private:
+  struct shared {
+    explicit shared(std::function<void()> r) : ring{std::move(r)} {}
+    std::function<void()> ring;
+    std::uint64_t generation = 0;
+  };
+  asio::steady_timer timer_;
+  asio::any_io_executor strand_;
+  std::shared_ptr<shared> state_;
+};
+
+}  // namespace
+
+client_core::client_core(asio::any_io_executor ex, config cfg)
+    : cfg_{std::move(cfg)},
+      router_{std::make_unique<routing::standalone>(
+          std::move(ex), cfg_,
+          routing::router_events{
+              .push = [this](resp::value const& v) { on_push(v); },
+              .connected = [this](routing::node_id) { on_connected(); },
+              .extend_handshake = [this](routing::node_id node, resp::request& req) {
+                runner_.extend_handshake(node, req);
+              }})},
+      strand_{router_->strand()},
+      runner_{*router_},
+      channels_{*router_, cfg_.subscription_linger},
+      leases_{runner_, cfg_.watchdog_tick,
+              {.anchor = [this]() -> std::shared_ptr<void> { return shared_from_this(); },
+               .lose = [this](std::shared_ptr<hold_state> const& h) { lose(h); },
+               .emit = [this](event_kind k, event_level l, std::string_view lock, std::string_view owner,
+                              error_code ec, std::string_view detail) { emit(k, l, lock, owner, ec, detail); }}},
+      id_{make_client_id()} {}
+
+client_core::~client_core() = default;
+
+bool client_core::has_waiters(std::string const& channel) const {
+  auto it = queues_.find(channel);
+  return it != queues_.end() && !it->second.waiters.empty();
+}
+
+void client_core::drop_queue_if_empty(std::string const& channel) {
+  auto it = queues_.find(channel);
+  if (it != queues_.end() && it->second.waiters.empty()) queues_.erase(it);
+}
+
+void client_core::send(script const& s, routing::slot_type slot, io::outgoing out, io::late_reply_handler late,
+                       asio::any_completion_handler<void(error_code, io::response)> done) {
+  runner_.send(s, slot, std::move(out), std::move(late), std::move(done));
+}
+
+std::unique_ptr<alarm> client_core::make_alarm(std::function<void()> ring) {
+  return std::make_unique<timer_alarm>(router_->io_executor(), strand_, std::move(ring));
+}
+
+// ------------------------------------------------------------------------------------ holds
+
+std::shared_ptr<hold_state> client_core::find_hold(std::string const& key) const {
+  auto it = holds_.find(key);
+  if (it == holds_.end() || !it->second->active()) return nullptr;
+  return it->second;
+}
+
+void client_core::put_hold(std::shared_ptr<hold_state> const& hold) {
+  auto& slot = holds_[hold->key];
+  if (slot != hold) {
+    if (slot) forget_hold(slot);
+    slot = hold;
+  }
+  holds_count_ = holds_.size();
+}
+
+void client_core::forget_hold(std::shared_ptr<hold_state> const& hold) {
+  leases_.forget(*hold);
+  auto it = holds_.find(hold->key);
+  if (it != holds_.end() && it->second == hold) holds_.erase(it);
+  holds_count_ = holds_.size();
+}
+
+void client_core::lose(std::shared_ptr<hold_state> const& hold) {
+  if (!hold->active()) return;
+  hold->status = hold_status::lost;
+  hold->levels.clear();
+  forget_hold(hold);
+  emit(event_kind::hold_lost, event_level::error, hold->name, hold->owner);
+  for (auto* t : std::exchange(hold->loss_timers, {})) t->cancel();
+  for (auto& weak : std::exchange(hold->notifiers, {})) {
+    if (auto n = weak.lock()) asio::post(n->ex, [n] { n->signal.emit(asio::cancellation_type::terminal); });
+  }
+  // The lock may be free now: a waiter of this client need not wait for its bound.
+  wake_first_waiter(hold->channel);
+}
+
+void client_core::finish_hold(std::shared_ptr<hold_state> const& hold) {
+  hold->status = hold_status::released;
+  hold->count = 0;
+  for (auto& level : std::exchange(hold->levels, {})) level->state = level_state::released;
+  forget_hold(hold);
+  for (auto* t : std::exchange(hold->loss_timers, {})) t->cancel();
+  hold->notifiers.clear();
+}
+
+void client_core::wake_first_waiter(std::string const& channel) {
+  if (auto it = queues_.find(channel); it != queues_.end()) it->second.waiters.wake_one();
+}
+
+// ------------------------------------------------------------------------------- messages
+
+void client_core::on_push(resp::value const& push) {
+  auto const e = push.elements();
+  if (e.size() != 3 || !e[0].is_string() || e[0].text() != "message") return;
+  std::string channel{e[1].text()};
+  auto it = queues_.find(channel);
+  if (it == queues_.end() || it->second.waiters.empty()) {
+    channels_.drop_unwanted(channel);
+    return;
+  }
+  if (it->second.policy) it->second.policy(it->second.waiters, e[2].text());
+}
+
+void client_core::on_connected() {
+  // Messages may have been missed while disconnected: the first waiter of each queue tries again
+  // (one call per lock, not a herd); the others follow as the queue moves.
+  for (auto& [channel, q] : queues_) q.waiters.wake_one();
+}
+
+void client_core::emit(event_kind kind, event_level level, std::string_view lock, std::string_view owner,
+                       error_code ec, std::string_view detail) const {
+  if (cfg_.on_event) cfg_.on_event(event{kind, level, lock, owner, ec, detail});
+}
+
+// -------------------------------------------------------------------------------- lifecycle
+
+void client_core::start() {
+  router_->run(asio::any_completion_handler<void(error_code)>{[](error_code) {}});
+}
+
+void client_core::stop() {
+  stopped_ = true;
+  router_->stop();
+  channels_.stop();
+  leases_.stop();
+  // Nothing renews or releases them any more: each hold ends here, reported lost (its key
+  // expires on the server at the end of its lease).
+  std::vector<std::shared_ptr<hold_state>> ending;
+  for (auto const& [key, hold] : holds_) ending.push_back(hold);
+  for (auto const& hold : ending) lose(hold);
+  for (auto& [channel, q] : queues_) q.waiters.wake_all();
+  unsettled_.release_all();
+}
+
+client_stats client_core::stats() const {
+  auto const io = router_->stats();
+  return {holds_count_,        waiters_,     channels_.count(), leases_.renewals(), leases_.renewal_calls(),
+          handoffs,            io.connects,  io.writes,         io.requests_written, io.reply_spin_hits,
+          io.reply_spin_misses};
+}
+
+std::string hold_key(std::string_view owner, std::string_view name) {
+  std::string out = std::to_string(owner.size());
+  out.reserve(out.size() + owner.size() + name.size() + 1);
+  out += ':';
+  out.append(owner);
+  out.append(name);
+  return out;
+}
+
+}  // namespace redisync::detail::sync

@@ -1,0 +1,117 @@
+#pragma once
+
+// The state behind a client, all of it on its strand: the router, the script runner, the channel
+// registry and wait queues, the watchdog's lease registry, unsettled keys and the table of holds.
+// Every primitive's operations run against it; it is the host of their acquire loops.
+
+#include <redisync/client.hpp>
+#include <redisync/detail/pending_handler.hpp>
+
+#include "script/runner.hpp"
+#include "sync/acquire_op.hpp"
+#include "sync/channels.hpp"
+#include "sync/hold.hpp"
+#include "sync/lease_registry.hpp"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+namespace redisync::detail::sync {
+
+using error_code = io::error_code;
+
+// What a message on a channel means for the waiters of this client (the primitive's policy).
+using message_policy = void (*)(waiter_queue& queue, std::string_view message);
+
+class client_core final : public wait_host, public std::enable_shared_from_this<client_core> {
+ public:
+  client_core(boost::asio::any_io_executor ex, config cfg);
+  ~client_core() override;
+
+  // ---- the host of acquire loops
+  clock_type::time_point now() const override { return clock_type::now(); }
+  bool stopped() const override { return stopped_; }
+  std::chrono::milliseconds wait_poll_cap() const override { return cfg_.wait_poll_cap; }
+  unsettled_keys& unsettled() override { return unsettled_; }
+  waiter_queue& queue(std::string const& channel) override { return queues_[channel].waiters; }
+  bool has_waiters(std::string const& channel) const override;
+  void drop_queue_if_empty(std::string const& channel) override;
+  void count_waiter(int delta) override { waiters_ += static_cast<std::size_t>(delta); }
+  void send(script const& s, routing::slot_type slot, io::outgoing out, io::late_reply_handler late,
+            boost::asio::any_completion_handler<void(error_code, io::response)> done) override;
+  void when_loaded(script const& s, routing::slot_type slot, std::function<void(error_code)> then) override {
+    runner_.when_loaded(s, slot, std::move(then));
+  }
+  void subscribe(std::string const& channel, routing::slot_type slot,
+                 std::function<void(error_code)> confirmed) override {
+    channels_.acquire(channel, slot, std::move(confirmed));
+  }
+  void unsubscribe(std::string const& channel) override { channels_.release(channel); }
+  std::unique_ptr<alarm> make_alarm(std::function<void()> ring) override;
+
+  // ---- the rest of the client
+  config const& cfg() const noexcept { return cfg_; }
+  routing::router& router() noexcept { return *router_; }
+  script_runner& scripts() noexcept { return runner_; }
+  channels& subscriptions() noexcept { return channels_; }
+  lease_registry& leases() noexcept { return leases_; }
+  boost::asio::any_io_executor const& strand() const noexcept { return strand_; }
+  boost::asio::any_completion_executor const& completion_executor() const noexcept { return completion_executor_; }
+  std::string const& id() const noexcept { return id_; }
+  std::uint64_t next_owner_number() noexcept { return next_owner_++; }
+
+  // Messages on `channel` wake this client's waiters by `policy`.
+  void set_policy(std::string const& channel, message_policy policy) { queues_[channel].policy = policy; }
+
+  // The hold table.
+  std::shared_ptr<hold_state> find_hold(std::string const& key) const;
+  void put_hold(std::shared_ptr<hold_state> const& hold);
+  // Lost: reported through status, wait_lost and loss slots; the lock may be free, so the first
+  // waiter of this client tries.
+  void lose(std::shared_ptr<hold_state> const& hold);
+  // Fully released, or no level of it left to this client's guards.
+  void finish_hold(std::shared_ptr<hold_state> const& hold);
+  void wake_first_waiter(std::string const& channel);
+
+  void emit(event_kind kind, event_level level, std::string_view lock, std::string_view owner = {},
+            error_code ec = {}, std::string_view detail = {}) const;
+
+  // Runs the connections until stop() or a fatal error; start() without waiting for that.
+  void run(boost::asio::any_completion_handler<void(error_code)> h) { router_->run(std::move(h)); }
+  void start();
+  void stop();
+  client_stats stats() const;
+
+  std::atomic<std::uint64_t> handoffs{0};
+
+ private:
+  struct channel_waiters {
+    waiter_queue waiters;
+    message_policy policy = nullptr;
+  };
+
+  void on_push(resp::value const& push);
+  void on_connected();
+  void forget_hold(std::shared_ptr<hold_state> const& hold);
+
+  config cfg_;
+  std::unique_ptr<routing::router> router_;
+  boost::asio::any_io_executor strand_;
+  boost::asio::any_completion_executor const completion_executor_{strand_};  // see pending_handler
+  script_runner runner_;
+  channels channels_;
+  lease_registry leases_;
+  unsettled_keys unsettled_;
+  std::unordered_map<std::string, channel_waiters> queues_;
+  std::unordered_map<std::string, std::shared_ptr<hold_state>> holds_;
+  std::string id_;
+  std::atomic<std::uint64_t> next_owner_{1};
+  bool stopped_ = false;
+  std::atomic<std::size_t> holds_count_{0};
+  std::atomic<std::size_t> waiters_{0};
+};
+
+}  // namespace redisync::detail::sync

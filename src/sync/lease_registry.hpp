@@ -1,0 +1,84 @@
+#pragma once
+
+// The watchdog: one timing wheel per client drives every renewal and validity check. Renewals that
+// fall due together go out as one script call per kind, lease and slot, at most
+// renewals_per_call holds each, so many held locks cost a few commands per tick rather than one
+// timer and one command each, and no call keeps Redis busy long.
+
+#include <redisync/event.hpp>
+
+#include "script/runner.hpp"
+#include "sync/hold.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <span>
+
+namespace redisync::detail::sync {
+
+// Redisson renews at most 100 locks per call too: each costs Redis a few µs.
+inline constexpr std::size_t renewals_per_call = 100;
+
+// How one kind of hold is renewed: one call of a script for many holds of one lease and slot,
+// answered with one flag per hold (1 renewed, 0 gone).
+class renewal_kind {
+ public:
+  virtual ~renewal_kind() = default;
+  virtual script const& renewal_script() const = 0;
+  virtual script_args renewal_args(std::span<std::shared_ptr<hold_state> const> holds,
+                                   std::chrono::milliseconds lease) const = 0;
+};
+
+// Until when no other owner can hold what was held or renewed at `sent` with `lease`: the lease,
+// less the clock drift between this host and Redis and the time Redis needs to expire the key.
+inline clock_type::time_point validity_deadline(clock_type::time_point sent, std::chrono::milliseconds lease) {
+  return sent + lease - (lease / 100 + std::chrono::milliseconds{2});
+}
+
+class lease_registry {
+ public:
+  struct callbacks {
+    std::function<std::shared_ptr<void>()> anchor;  // keeps the client alive while a renewal runs
+    std::function<void(std::shared_ptr<hold_state> const&)> lose;
+    std::function<void(event_kind, event_level, std::string_view lock, std::string_view owner, io::error_code,
+                       std::string_view detail)>
+        emit;
+  };
+
+  lease_registry(script_runner& runner, std::chrono::milliseconds tick, callbacks cb);
+
+  // The next renewal a third of the lease after `base`.
+  void schedule_renewal(std::shared_ptr<hold_state> const& hold, clock_type::time_point base);
+  void schedule_validity_check(std::shared_ptr<hold_state> const& hold);
+  void cancel_renewal(hold_state& hold) { wheel_.cancel(hold.renewal_entry); }
+  void forget(hold_state& hold) {
+    wheel_.cancel(hold.renewal_entry);
+    wheel_.cancel(hold.validity_entry);
+  }
+  void stop();
+
+  std::uint64_t renewals() const noexcept { return renewals_; }
+  std::uint64_t renewal_calls() const noexcept { return renewal_calls_; }
+
+ private:
+  void arm(clock_type::time_point due);
+  void on_tick();
+  boost::asio::awaitable<void> renew(std::vector<std::shared_ptr<hold_state>> batch, std::chrono::milliseconds lease);
+
+  script_runner& runner_;
+  callbacks cb_;
+  wheel_type wheel_;
+  boost::asio::steady_timer timer_;
+  std::uint64_t generation_ = 0;
+  std::optional<clock_type::time_point> armed_for_;
+  bool stopped_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  std::atomic<std::uint64_t> renewals_{0};
+  std::atomic<std::uint64_t> renewal_calls_{0};
+};
+
+}  // namespace redisync::detail::sync

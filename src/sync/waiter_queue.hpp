@@ -1,0 +1,101 @@
+#pragma once
+
+// The waiters of one channel inside one client, in arrival order. A message wakes whom the
+// primitive's policy says: the first (a lock's unlock), all (a write unlock, a latch at zero), the
+// first n (n semaphore permits), or one named waiter (the fair lock's next in line). Only the head
+// tries the lock on its own, so a task that just released cannot jump ahead of tasks that have
+// been waiting. Sans-io: waking means calling the waiter's on_wake(). The queue does not own its
+// waiters (their pending waits do), so an io_context destroyed with waits pending frees them.
+
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace redisync::detail::sync {
+
+class waiter {
+ public:
+  virtual ~waiter() = default;
+  // `woken`: asked to try (a message, a reconnect); otherwise only told that it may lead now.
+  virtual void on_wake(bool woken) = 0;
+  virtual std::string_view owner() const noexcept = 0;
+
+  bool queued() const noexcept { return queued_; }
+  bool woken = false;            // asked to try since its last attempt began
+  bool handoff_pending = false;  // a release is handing it the lock right now
+
+ private:
+  friend class waiter_queue;
+  struct node {
+    waiter* raw;
+    std::weak_ptr<waiter> weak;
+  };
+  bool queued_ = false;
+  std::list<node>::iterator position_{};
+};
+
+class waiter_queue {
+ public:
+  bool empty() const noexcept { return waiters_.empty(); }
+  std::size_t size() const noexcept { return waiters_.size(); }
+  std::shared_ptr<waiter> head() const { return waiters_.empty() ? nullptr : waiters_.front().weak.lock(); }
+  bool is_head(waiter const& w) const { return !waiters_.empty() && waiters_.front().raw == &w; }
+
+  void push_back(std::shared_ptr<waiter> const& w) {
+    w->position_ = waiters_.insert(waiters_.end(), {w.get(), w});
+    w->queued_ = true;
+  }
+  // In front (a waiter that a failed hand-off gives back): the old head is told it no longer leads.
+  void push_front(std::shared_ptr<waiter> const& w) {
+    bool const had_head = !waiters_.empty();
+    w->position_ = waiters_.insert(waiters_.begin(), {w.get(), w});
+    w->queued_ = true;
+    if (had_head) wake(*std::next(waiters_.begin()), false);
+  }
+  // Removes `w`; a wake-up it did not use passes to the new head, which is told it leads now.
+  void remove(waiter& w) {
+    if (!w.queued_) return;
+    bool const was_head = is_head(w);
+    waiters_.erase(w.position_);
+    w.queued_ = false;
+    if (was_head && !waiters_.empty()) wake(waiters_.front(), w.woken);
+  }
+
+  // The policies.
+  void wake_one() {
+    if (!waiters_.empty()) wake(waiters_.front(), true);
+  }
+  void wake_all() {
+    for (auto it = waiters_.begin(); it != waiters_.end();) wake(*it++, true);
+  }
+  void wake_n(std::size_t n) {
+    for (auto it = waiters_.begin(); it != waiters_.end() && n > 0; --n) wake(*it++, true);
+  }
+  void wake_named(std::string_view owner) {
+    for (auto const& n : waiters_) {
+      auto const w = n.weak.lock();
+      if (w && w->owner() == owner) return wake(n, true);
+    }
+  }
+
+  std::uint32_t consecutive_handoffs = 0;
+  // When the lock is expected to be free at the latest, from the last bound the server gave: the
+  // head sleeps no longer than this even if no message comes (messages are only a hint).
+  std::chrono::steady_clock::time_point expected_free{};
+
+ private:
+  // A waiter whose owner is gone (its io_context was destroyed) is not woken.
+  static void wake(waiter::node const& n, bool woken) {
+    auto const w = n.weak.lock();
+    if (!w) return;
+    if (woken) w->woken = true;
+    w->on_wake(woken);
+  }
+
+  std::list<waiter::node> waiters_;
+};
+
+}  // namespace redisync::detail::sync

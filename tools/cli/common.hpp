@@ -1,0 +1,74 @@
+#pragma once
+
+// Pieces every subcommand of the tool uses.
+
+#include <redisync/client.hpp>
+
+#include "process/monotonic.hpp"
+#include "process/redis_server.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/program_options.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace redisync::cli {
+
+namespace po = boost::program_options;
+
+// A mistake in how the tool was called (a bad option, URL or number): main prints it on one line
+// with the command's name and exits with 2. Any other exception exits with 1.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The client configuration for `url`; usage_error if it does not parse.
+config config_from_url(std::string const& url);
+
+// `value` of option or variable `what`, refused with a usage_error outside [min, max].
+std::int64_t in_range(std::string_view what, std::int64_t value, std::int64_t min, std::int64_t max);
+// The whole number in environment variable `name`, or `fallback` if unset; checked as in_range.
+std::int64_t env_number(char const* name, std::int64_t fallback, std::int64_t min, std::int64_t max);
+
+// Longest hold, lease or wait the tool accepts: longer is a typo.
+inline constexpr std::int64_t one_day_ms = 24 * 3600 * 1000;
+
+// The server a command talks to: the one given by URL, or a private redis-server started for the
+// command and stopped when this object goes away.
+struct redis_target {
+  std::unique_ptr<process::redis_server> own;
+  std::string url;
+};
+redis_target open_target(std::optional<std::string> const& url);
+
+using process::monotonic_ns;
+
+// Parses `args` (without the subcommand); prints usage and returns false on --help or an error.
+bool parse(std::string_view command, std::string_view summary, po::options_description const& options,
+           po::positional_options_description const& positional, std::vector<std::string> const& args,
+           po::variables_map& vm, int& exit_code);
+
+// Runs `main` on `ctx` to completion and returns its exit code; rethrows what `main` threw, once
+// `ctx` has no work left.
+int run(boost::asio::io_context& ctx, boost::asio::awaitable<int> main);
+
+// One command through the client; throws on failure or a server error, naming it.
+boost::asio::awaitable<resp::value> command(client& c, resp::request req);
+
+// One command through the client: its reply, or the error (a server error reply as its code).
+boost::asio::awaitable<std::tuple<boost::system::error_code, resp::value>> try_command(client& c, resp::request req);
+
+// A fenced write of `value` to `key` (src/scripts/fenced_set.lua): accepted (true) if `token` is
+// not lower than the highest token accepted in `fence_key` and `key` still holds `expected`.
+boost::asio::awaitable<std::tuple<boost::system::error_code, bool>> fenced_set(
+    client& c, std::string const& fence_key, std::string const& key, std::uint64_t token,
+    std::string const& expected, std::string const& value);
+
+}  // namespace redisync::cli

@@ -1,0 +1,308 @@
+// redisync demo: a live scenario that shows what the locks promise and checks it.
+//   1. workers contending on a few locks never overlap (a non-atomic counter stays exact);
+//   2. nested calls with the same owner re-enter;
+//   3. a holder whose process is killed loses the lock when its lease ends;
+//   4. a holder paused past its lease is fenced off: its late write is rejected, and it learns
+//      of the loss when it resumes.
+// Exits 0 only if every check held.
+
+#include "cli/common.hpp"
+#include "process/child.hpp"
+
+#include <redisync/redisync.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+#include <fmt/core.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace redisync::cli {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using clock_type = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct check {
+  std::string name;
+  bool passed;
+  std::string detail;
+};
+
+class demo_run {
+ public:
+  demo_run(asio::io_context& ctx, std::string url)
+      : ctx_{ctx}, url_{std::move(url)}, client_{ctx.get_executor(), config_from_url(url_)},
+        start_{clock_type::now()} {
+    std::random_device rd;
+    prefix_ = fmt::format("redisync-demo:{:06x}:", rd() & 0xffffff);
+    client_.start();
+  }
+
+  asio::awaitable<int> run() {
+    say("using {} (lock names start with {})", url_, prefix_);
+    resp::request ping;
+    ping.push("PING");
+    co_await cmd(std::move(ping));  // a server that refuses us ends the demo here, with the cause
+    co_await contention();
+    co_await reentrancy();
+    co_await crashed_holder();
+    co_await paused_holder();
+    client_.stop();
+    fmt::print("\n{:<44} {:<6} {}\n", "check", "result", "detail");
+    fmt::print("{:-<44} {:-<6} {:-<40}\n", "", "", "");
+    bool all = true;
+    for (auto const& c : checks_) {
+      fmt::print("{:<44} {:<6} {}\n", c.name, c.passed ? "ok" : "FAILED", c.detail);
+      all = all && c.passed;
+    }
+    fmt::print("\n{}\n", all ? "every safety check held" : "SOME CHECKS FAILED");
+    co_return all ? 0 : 1;
+  }
+
+ private:
+  template <class... Args>
+  void say(fmt::format_string<Args...> f, Args&&... args) {
+    auto const t = std::chrono::duration<double>(clock_type::now() - start_).count();
+    fmt::print("[{:6.2f}s] {}\n", t, fmt::format(f, std::forward<Args>(args)...));
+    std::fflush(stdout);
+  }
+
+  void record(std::string name, bool passed, std::string detail) {
+    say("{}: {} ({})", name, passed ? "ok" : "FAILED", detail);
+    checks_.push_back({std::move(name), passed, std::move(detail)});
+  }
+
+  asio::awaitable<resp::value> cmd(resp::request req) { co_return co_await command(client_, std::move(req)); }
+
+  asio::awaitable<void> sleep(std::chrono::milliseconds d) {
+    asio::steady_timer t{ctx_, d};
+    co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+
+  // 1. Twelve workers, three locks, a read-modify-write counter per lock.
+  asio::awaitable<void> contention() {
+    constexpr int locks = 3, workers = 12, rounds = 40;
+    say("1. {} workers contend on {} locks, {} critical sections each", workers, locks, rounds);
+    int finished = 0, overlaps = 0;
+    std::vector<int> inside(locks, 0);
+    std::exception_ptr failure;
+    asio::steady_timer all_done{ctx_, asio::steady_timer::time_point::max()};
+    for (int w = 0; w < workers; ++w) {
+      auto worker = [&, w]() -> asio::awaitable<void> {
+        int const k = w % locks;
+        auto lock = client_.new_owner().lock(prefix_ + "contended:" + std::to_string(k));
+        for (int i = 0; i < rounds; ++i) {
+          auto h = co_await lock.acquire(asio::use_awaitable);
+          if (++inside[k] > 1) ++overlaps;
+          resp::request get;
+          get.push("GET", prefix_ + "counter:" + std::to_string(k));
+          auto v = co_await cmd(std::move(get));
+          std::int64_t n = 0;
+          if (!v.is_null()) v.as_integer(n);
+          co_await sleep(1ms);  // widen the window a race would need
+          resp::request set;
+          set.push("SET", prefix_ + "counter:" + std::to_string(k), n + 1);
+          co_await cmd(std::move(set));
+          --inside[k];
+          co_await h.release(asio::use_awaitable);
+        }
+      };
+      asio::co_spawn(ctx_, worker(), [&](std::exception_ptr e) {
+        if (e && !failure) failure = e;
+        if (++finished == workers) all_done.cancel();
+      });
+    }
+    co_await all_done.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (failure) std::rethrow_exception(failure);
+    bool exact = true;
+    std::string counts;
+    for (int k = 0; k < locks; ++k) {
+      resp::request get;
+      get.push("GET", prefix_ + "counter:" + std::to_string(k));
+      std::int64_t n = 0;
+      (co_await cmd(std::move(get))).as_integer(n);
+      exact = exact && n == workers / locks * rounds;
+      counts += fmt::format("{}{}", k ? "/" : "", n);
+    }
+    record("mutual exclusion under contention", exact && overlaps == 0,
+           fmt::format("counters {} of {} each, {} overlaps, {} local hand-offs", counts,
+                       workers / locks * rounds, overlaps, client_.stats().handoffs));
+  }
+
+  // 2. A nested call with the same owner re-enters.
+  asio::awaitable<void> reentrancy() {
+    say("2. an owner takes a lock, then a nested call takes it again");
+    auto me = client_.new_owner();
+    auto const name = prefix_ + "reentrant";
+    auto outer = co_await me.lock(name).acquire(asio::use_awaitable);
+    auto nested = [&](owner const& who) -> asio::awaitable<std::pair<std::int64_t, std::uint64_t>> {
+      auto inner = co_await who.lock(name).acquire(asio::use_awaitable);
+      auto const count = co_await who.lock(name).hold_count(asio::use_awaitable);
+      co_await inner.release(asio::use_awaitable);
+      co_return std::pair{count, inner.token()};
+    };
+    auto [count, inner_token] = co_await nested(me);
+    auto stranger = co_await client_.new_owner().lock(name).try_acquire(0ms, asio::use_awaitable);
+    co_await outer.release(asio::use_awaitable);
+    bool const free_after = !(co_await me.lock(name).is_locked(asio::use_awaitable));
+    record("reentrant nesting", count == 2 && inner_token == outer.token() && !stranger && free_after,
+           fmt::format("hold count {} inside, same token {}, other owner refused, free after", count,
+                       outer.token()));
+  }
+
+  // Starts `redisync stress` as a separate process; its summary goes to `out`.
+  pid_t spawn_stress(std::vector<std::string> args, std::filesystem::path const& out) {
+    args.insert(args.begin(), {"stress", "--redis", url_});
+    return process::spawn_child("/proc/self/exe", args, {.stdout_file = out});
+  }
+
+  asio::awaitable<bool> wait_until_locked(std::string const& name) {
+    auto const deadline = clock_type::now() + 10s;
+    while (clock_type::now() < deadline) {
+      resp::request req;
+      req.push("EXISTS", name);
+      if ((co_await cmd(std::move(req))).integer() == 1) co_return true;
+      co_await sleep(5ms);
+    }
+    co_return false;
+  }
+
+  // 3. The holder's process dies; its lease runs out and another owner gets the lock.
+  asio::awaitable<void> crashed_holder() {
+    auto const name = prefix_ + "crash";
+    constexpr auto lease = 1000ms;
+    say("3. a separate process takes {} with a {} ms lease and is killed while holding it", name,
+        lease.count());
+    auto const out = std::filesystem::temp_directory_path() / fmt::format("redisync-demo-{}.json", ::getpid());
+    pid_t const child = spawn_stress({"--lock", name, "--iterations", "1", "--hold-ms", "60000",
+                                      "--lease-ms", std::to_string(lease.count())},
+                                     out);
+    bool const locked = co_await wait_until_locked(name);
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    auto const killed = clock_type::now();
+    say("   holder pid {} killed (SIGKILL); waiting for the lock", child);
+    auto h = co_await client_.new_owner().lock(name).try_acquire(lease + 2s, asio::use_awaitable);
+    auto const after = std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - killed);
+    if (h) co_await h->release(asio::use_awaitable);
+    std::filesystem::remove(out);
+    record("a killed holder's lock expires", locked && h && after <= lease + 250ms,
+           fmt::format("acquired {} ms after the kill (lease {} ms)", after.count(), lease.count()));
+  }
+
+  // 4. The holder is paused past its lease: another owner takes over and writes; the paused one
+  //    resumes, its fenced write is rejected and it reports the loss.
+  asio::awaitable<void> paused_holder() {
+    auto const name = prefix_ + "paused";
+    auto const fence = prefix_ + "fence";
+    auto const value = prefix_ + "fenced-value";
+    constexpr auto lease = 800ms;
+    say("4. a separate process takes {} ({} ms lease), reads, and is paused (SIGSTOP) before it writes",
+        name, lease.count());
+    auto const out = std::filesystem::temp_directory_path() / fmt::format("redisync-demo-{}-b.json", ::getpid());
+    pid_t const child = spawn_stress({"--lock", name, "--iterations", "1", "--hold-ms", "1500", "--lease-ms",
+                                      std::to_string(lease.count()), "--fence-key", fence, "--counter", value},
+                                     out);
+    bool const locked = co_await wait_until_locked(name);
+    ::kill(child, SIGSTOP);
+    say("   holder pid {} paused; this process waits for the lock", child);
+    auto h = co_await client_.new_owner().lock(name).try_acquire(lease + 2s, asio::use_awaitable);
+    bool accepted = false;
+    std::uint64_t token = 0;
+    if (h) {
+      token = h->token();
+      resp::request get;
+      get.push("GET", value);
+      auto const before = co_await cmd(std::move(get));
+      auto [ec, written] = co_await fenced_set(client_, fence, value, token, std::string{before.text()},
+                                               "written-by-the-new-holder");
+      accepted = !ec && written;
+      say("   new holder got token {}; its fenced write was {}", token, accepted ? "accepted" : "rejected");
+    }
+    ::kill(child, SIGCONT);
+    say("   paused holder resumed (SIGCONT)");
+    int status = 0;
+    auto const give_up = clock_type::now() + 30s;
+    while (::waitpid(child, &status, WNOHANG) == 0) {
+      if (clock_type::now() > give_up) {
+        ::kill(child, SIGKILL);
+        ::waitpid(child, &status, 0);
+        break;
+      }
+      co_await sleep(10ms);
+    }
+    if (h) co_await h->release(asio::use_awaitable);
+    std::ifstream in{out};
+    std::stringstream text;
+    text << in.rdbuf();
+    std::filesystem::remove(out);
+    std::int64_t rejected = 0, lost = 0;
+    try {
+      auto const summary = json::parse(text.str()).as_object();
+      rejected = summary.at("rejected").as_int64();
+      lost = summary.at("lost").as_int64();
+    } catch (std::exception const&) {
+    }
+    resp::request get;
+    get.push("GET", value);
+    auto const final_value = co_await cmd(std::move(get));
+    bool const kept = final_value.text() == "written-by-the-new-holder";
+    record("a paused holder is fenced off", locked && accepted && rejected == 1 && lost == 1 && kept,
+           fmt::format("stale write rejected: {}, loss reported: {}, value kept: {}", rejected == 1,
+                       lost == 1, kept));
+    resp::request cleanup;
+    std::vector<std::string> keys{fence, value};
+    for (int k = 0; k < 3; ++k) keys.push_back(prefix_ + "counter:" + std::to_string(k));
+    cleanup.push_range("DEL", keys);
+    co_await cmd(std::move(cleanup));
+  }
+
+  asio::io_context& ctx_;
+  std::string url_;
+  client client_;
+  clock_type::time_point start_;
+  std::string prefix_;
+  std::vector<check> checks_;
+};
+
+}  // namespace
+
+int demo_main(std::vector<std::string> const& args) {
+  std::optional<std::string> url;
+  po::options_description options{"demo options"};
+  options.add_options()("redis", po::value<std::string>(),
+                        "Redis URL; without it a private redis-server is started on a free port");
+  po::variables_map vm;
+  int code = 0;
+  if (!parse("demo", "A live demonstration of the locks, with a summary of the safety checks.", options, {},
+             args, vm, code)) {
+    return code;
+  }
+  if (vm.count("redis")) url = vm["redis"].as<std::string>();
+  auto target = open_target(url);
+  if (target.own) {
+    fmt::print("started a private redis-server (pid {}) on 127.0.0.1:{}\n", target.own->pid(),
+               target.own->port());
+  }
+  asio::io_context ctx{1};
+  demo_run demo{ctx, target.url};
+  int const result = run(ctx, demo.run());
+  if (target.own) fmt::print("stopping the private redis-server (pid {})\n", target.own->pid());
+  return result;
+}
+
+}  // namespace redisync::cli

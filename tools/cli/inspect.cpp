@@ -1,0 +1,98 @@
+// redisync inspect: what Redis knows about one lock.
+
+#include "cli/common.hpp"
+#include "primitives/lock/protocol.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+#include <fmt/core.h>
+
+#include <iostream>
+
+namespace redisync::cli {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string name, bool as_json) {
+  client c{ctx.get_executor(), config_from_url(url)};
+  c.start();
+  resp::request req;
+  req.push("TYPE", name);
+  req.push("PTTL", name);
+  req.push("GET", detail::lock_protocol::token_key_of(name));
+  req.push("PUBSUB", "NUMSUB", detail::lock_protocol::channel_of(name));
+  auto [ec, replies] = co_await c.exec(std::move(req), asio::as_tuple(asio::use_awaitable));
+  if (!ec) ec = check_replies(replies);
+  if (ec) {
+    std::cerr << "redisync inspect: " << ec.message() << "\n";
+    c.stop();
+    co_return 1;
+  }
+  std::string const type{replies[0].text()};
+  json::object holders;
+  if (type == "hash") {
+    resp::request all;
+    all.push("HGETALL", name);
+    auto fields = co_await c.exec(std::move(all), asio::use_awaitable);
+    auto const e = fields.front().elements();
+    for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
+      std::int64_t count = 0;
+      e[i + 1].as_integer(count);
+      holders[e[i].text()] = count;
+    }
+  }
+  std::int64_t token = 0;
+  if (!replies[2].is_null()) replies[2].as_integer(token);
+  auto const subscribers = replies[3].elements().size() == 2 ? replies[3].elements()[1].integer() : 0;
+  std::int64_t const pttl = replies[1].integer();
+  c.stop();
+
+  if (as_json) {
+    json::object out{{"name", name},   {"type", type},   {"holders", holders},
+                     {"pttl_ms", pttl}, {"fencing_token", token}, {"subscribers", subscribers}};
+    std::cout << json::serialize(out) << std::endl;
+    co_return 0;
+  }
+  fmt::print("lock          {}\n", name);
+  if (type == "none") {
+    fmt::print("state         free\n");
+  } else if (type != "hash") {
+    fmt::print("state         the key holds a {}, not a lock\n", type);
+  } else {
+    fmt::print("state         held\n");
+    for (auto const& [owner, count] : holders) {
+      fmt::print("holder        {} (hold count {})\n", std::string_view{owner}, count.as_int64());
+    }
+    fmt::print("ttl           {}\n", pttl >= 0 ? fmt::format("{} ms", pttl) : std::string{"no expiry"});
+  }
+  fmt::print("fencing token {}\n", token);
+  fmt::print("subscribers   {} client(s) on {}\n", subscribers, detail::lock_protocol::channel_of(name));
+  co_return 0;
+}
+
+}  // namespace
+
+int inspect_main(std::vector<std::string> const& args) {
+  std::string url, name;
+  po::options_description options{"inspect options"};
+  options.add_options()
+      ("redis", po::value(&url)->required(), "Redis URL")
+      ("name", po::value(&name)->required(), "lock name (also the first positional argument)")
+      ("json", "print one JSON object");
+  po::positional_options_description positional;
+  positional.add("name", 1);
+  po::variables_map vm;
+  int code = 0;
+  if (!parse("inspect", "Holders with hold counts, TTL, fencing token and subscribers of a lock.",
+             options, positional, args, vm, code)) {
+    return code;
+  }
+  asio::io_context ctx{1};
+  return run(ctx, inspect(ctx, url, name, vm.count("json") > 0));
+}
+
+}  // namespace redisync::cli

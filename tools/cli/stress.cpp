@@ -1,0 +1,260 @@
+// redisync stress: workers in this process (one owner each) take one lock, read a counter, hold,
+// write counter + 1 and release. Several processes on the same lock and counter must end with the
+// counter equal to the sum of their acquisitions. Prints one JSON summary line.
+
+#include "cli/common.hpp"
+
+#include <redisync/redisync.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+#include <fmt/core.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include <unistd.h>
+
+namespace redisync::cli {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using boost::system::error_code;
+
+namespace {
+
+struct stress_options {
+  std::string url;
+  std::string lock;
+  int workers = 1;
+  int iterations = 100;
+  int hold_ms = 0;
+  std::optional<int> lease_ms;
+  int watchdog_ms = 30000;
+  std::string counter;
+  std::optional<std::string> fence_key;
+  std::optional<std::string> history;
+  int retry_ms = 0;  // > 0: a failed acquire is tried again after this pause, not counted as an iteration
+};
+
+struct totals {
+  std::int64_t acquired = 0, released = 0, errors = 0, lost = 0, accepted = 0, rejected = 0;
+};
+
+class history_log {
+ public:
+  explicit history_log(std::optional<std::string> const& path) {
+    if (!path) return;
+    file_.open(*path, std::ios::app);
+    if (!file_.is_open()) {
+      throw usage_error{fmt::format("cannot write the history file '{}': {}", *path, std::strerror(errno))};
+    }
+  }
+  void write(std::string_view event, std::string_view owner, std::uint64_t token,
+             std::string_view detail = {}) {
+    if (!file_.is_open()) return;
+    json::object line{{"t_ns", monotonic_ns()}, {"pid", ::getpid()}, {"event", event},
+                      {"owner", owner}, {"token", token}};
+    if (!detail.empty()) line["detail"] = detail;
+    // One flushed line per event: a process killed mid-run leaves a readable history.
+    file_ << json::serialize(line) << std::endl;
+  }
+
+ private:
+  std::ofstream file_;
+};
+
+// The first error of each kind goes to stderr with its cause; the rest are only counted.
+class error_report {
+ public:
+  void add(std::string_view stage, error_code ec) {
+    if (!seen_.insert({std::string{stage}, ec}).second) return;
+    std::cerr << fmt::format("redisync stress: {} failed: {} [{}:{}] (later errors of this kind are "
+                             "only counted)\n",
+                             stage, ec.message(), ec.category().name(), ec.value());
+  }
+
+ private:
+  std::set<std::pair<std::string, error_code>> seen_;
+};
+
+asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, history_log& log,
+                             error_report& report) {
+  auto me = c.new_owner();
+  auto lock = me.lock(o.lock);
+  auto ex = co_await asio::this_coro::executor;
+  for (int i = 0; i < o.iterations; ++i) {
+    // Two statements: GCC 12 mishandles co_await inside a conditional expression.
+    std::tuple<error_code, held> acquired;
+    if (o.lease_ms) {
+      acquired = co_await lock.acquire(std::chrono::milliseconds{*o.lease_ms}, asio::as_tuple(asio::use_awaitable));
+    } else {
+      acquired = co_await lock.acquire(asio::as_tuple(asio::use_awaitable));
+    }
+    auto& [ec, h] = acquired;
+    if (ec) {
+      ++t.errors;
+      report.add("acquire", ec);
+      log.write("error", me.id(), 0, ec.message());
+      if (o.retry_ms > 0) {
+        --i;
+        asio::steady_timer pause{ex, std::chrono::milliseconds{o.retry_ms}};
+        co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+      }
+      continue;
+    }
+    ++t.acquired;
+    log.write("acquired", me.id(), h.token());
+
+    resp::request get;
+    get.push("GET", o.counter);
+    auto [gec, current] = co_await try_command(c, std::move(get));
+    std::int64_t value = 0;
+    if (!gec && !current.is_null()) current.as_integer(value);
+    if (o.hold_ms > 0) {
+      asio::steady_timer pause{ex, std::chrono::milliseconds{o.hold_ms}};
+      co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (gec) {
+      ++t.errors;  // no write without a read; the lock is still released below
+      report.add("read", gec);
+      log.write("error", me.id(), h.token(), gec.message());
+    } else if (o.fence_key) {
+      // The write carries the token and the value it read: the resource refuses tokens older than
+      // one it has seen, and a value that changed meanwhile.
+      auto [wec, accepted] = co_await fenced_set(c, *o.fence_key, o.counter, h.token(),
+                                                 std::string{current.text()}, std::to_string(value + 1));
+      if (wec) {
+        ++t.errors;
+        report.add("fenced write", wec);
+        log.write("error", me.id(), h.token(), wec.message());
+      } else if (accepted) {
+        ++t.accepted;
+        log.write("write_accepted", me.id(), h.token());
+      } else {
+        ++t.rejected;
+        log.write("write_rejected", me.id(), h.token());
+      }
+    } else {
+      resp::request set;
+      set.push("SET", o.counter, value + 1);
+      auto [sec, ignored] = co_await try_command(c, std::move(set));
+      if (sec) {
+        ++t.errors;
+        report.add("write", sec);
+        log.write("error", me.id(), h.token(), sec.message());
+      }
+    }
+
+    auto [rec] = co_await h.release(asio::as_tuple(asio::use_awaitable));
+    if (rec && rec != error::lease_lost) {
+      // The client retries the release until it goes through or the lease ends: wait for that.
+      ++t.errors;
+      report.add("release", rec);
+      log.write("release_failed", me.id(), h.token(), rec.message());
+      co_await h.wait_lost(asio::as_tuple(asio::use_awaitable));
+    }
+    // Every hold ends exactly once, released or lost.
+    if (h.status() == hold_status::released) {
+      ++t.released;
+      log.write("released", me.id(), h.token());
+    } else if (h.status() == hold_status::lost) {
+      ++t.lost;
+      log.write("lost", me.id(), h.token());
+    } else {
+      ++t.errors;
+      report.add("ending a hold", error::not_held);
+      log.write("error", me.id(), h.token(), "the hold did not end");
+    }
+  }
+}
+
+asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
+  auto cfg = config_from_url(o.url);
+  cfg.watchdog_lease = std::chrono::milliseconds{o.watchdog_ms};
+  cfg.watchdog_tick = std::min(cfg.watchdog_tick, cfg.watchdog_lease / 10);
+  history_log log{o.history};
+  client c{ctx.get_executor(), cfg};
+  c.start();
+  totals t;
+  error_report report;
+  auto const start = monotonic_ns();
+  int running = o.workers;
+  asio::steady_timer all_done{ctx, asio::steady_timer::time_point::max()};
+  for (int w = 0; w < o.workers; ++w) {
+    asio::co_spawn(ctx, worker(c, o, t, log, report), [&](std::exception_ptr e) {
+      if (e) {
+        ++t.errors;
+        try {
+          std::rethrow_exception(e);
+        } catch (std::exception const& what) {
+          std::cerr << "redisync stress: a worker stopped: " << what.what() << "\n";
+        }
+      }
+      if (--running == 0) all_done.cancel();
+    });
+  }
+  co_await all_done.async_wait(asio::as_tuple(asio::use_awaitable));
+  auto const elapsed = double(monotonic_ns() - start) / 1e9;
+  c.stop();
+  json::object summary{{"lock", o.lock},         {"workers", o.workers},   {"iterations", o.iterations},
+                       {"acquired", t.acquired}, {"released", t.released}, {"errors", t.errors},
+                       {"lost", t.lost},         {"accepted", t.accepted}, {"rejected", t.rejected},
+                       {"elapsed_s", elapsed},   {"pid", ::getpid()}};
+  std::cout << json::serialize(summary) << std::endl;
+  co_return t.errors == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int stress_main(std::vector<std::string> const& args) {
+  stress_options o;
+  po::options_description options{"stress options"};
+  options.add_options()
+      ("redis", po::value(&o.url)->required(), "Redis URL, redis://[user:pass@]host:port[/db]")
+      ("lock", po::value(&o.lock)->required(), "lock name")
+      ("workers", po::value(&o.workers)->default_value(1), "workers (one owner each)")
+      ("iterations", po::value(&o.iterations)->default_value(100), "critical sections per worker")
+      ("hold-ms", po::value(&o.hold_ms)->default_value(0), "time between the read and the write")
+      ("lease-ms", po::value<int>(), "fixed lease, no watchdog")
+      ("watchdog-ms", po::value(&o.watchdog_ms)->default_value(30000),
+       "watchdog lease, renewed every third of it (when --lease-ms is not given)")
+      ("counter", po::value(&o.counter), "counter key (default <lock>:counter)")
+      ("fence-key", po::value<std::string>(), "write through a script that rejects stale fencing tokens")
+      ("history", po::value<std::string>(), "append one JSON line per event to this file")
+      ("retry-ms", po::value(&o.retry_ms)->default_value(0),
+       "after a failed acquire, try again after this pause instead of going on to the next iteration");
+  po::variables_map vm;
+  int code = 0;
+  if (!parse("stress", "Workers take a lock, read a counter, hold, write counter + 1, release.", options, {},
+             args, vm, code)) {
+    return code;
+  }
+  if (vm.count("lease-ms")) {
+    if (vm.count("watchdog-ms") && !vm["watchdog-ms"].defaulted()) {
+      throw usage_error{"--lease-ms and --watchdog-ms exclude each other"};
+    }
+    o.lease_ms = static_cast<int>(in_range("--lease-ms", vm["lease-ms"].as<int>(), 1, one_day_ms));
+  }
+  if (vm.count("fence-key")) o.fence_key = vm["fence-key"].as<std::string>();
+  if (vm.count("history")) o.history = vm["history"].as<std::string>();
+  if (o.counter.empty()) o.counter = o.lock + ":counter";
+  in_range("the lock name's length in bytes", static_cast<std::int64_t>(o.lock.size()), 1, 64 * 1024);
+  in_range("--workers", o.workers, 1, 10000);
+  in_range("--iterations", o.iterations, 0, 1'000'000'000);
+  in_range("--hold-ms", o.hold_ms, 0, one_day_ms);
+  in_range("--retry-ms", o.retry_ms, 0, one_day_ms);
+  // The watchdog renews every third of its lease on a wheel of at least 3 ms ticks.
+  in_range("--watchdog-ms", o.watchdog_ms, 30, one_day_ms);
+  asio::io_context ctx{1};
+  return run(ctx, stress(ctx, std::move(o)));
+}
+
+}  // namespace redisync::cli
