@@ -162,7 +162,9 @@ void acquire_op::on_busy(std::chrono::milliseconds bound) {
 // Subscribe, then try again: an unlock published between the failed try and the subscription
 // would otherwise be missed. Without a subscription (an error), waiting still ends at the bound.
 void acquire_op::join() {
-  host_->queue(p_.channel).push_back(shared_from_this());
+  auto& queue = host_->queue(p_.channel);
+  queue.policy = policy();
+  queue.push_back(shared_from_this());
   host_->count_waiter(1);
   state_ = state::subscribing;
   wait_for(next_look());

@@ -112,6 +112,8 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   // never waits behind others.
   virtual bool prepare() = 0;
   virtual script const& attempt_script() const = 0;
+  // What a message on the channel means for the waiters (wake one, all, ...).
+  virtual message_policy policy() const = 0;
   // One attempt; `retry`: an earlier one's outcome was lost, so this one must not count twice.
   virtual io::outgoing attempt(bool retry, bool by_digest) = 0;
   // The late reply handler of an attempt: undoes a grant that comes after the caller gave up, then

@@ -82,12 +82,12 @@ client_core::~client_core() = default;
 
 bool client_core::has_waiters(std::string const& channel) const {
   auto it = queues_.find(channel);
-  return it != queues_.end() && !it->second.waiters.empty();
+  return it != queues_.end() && !it->second.empty();
 }
 
 void client_core::drop_queue_if_empty(std::string const& channel) {
   auto it = queues_.find(channel);
-  if (it != queues_.end() && it->second.waiters.empty()) queues_.erase(it);
+  if (it != queues_.end() && it->second.empty()) queues_.erase(it);
 }
 
 void client_core::send(script const& s, routing::slot_type slot, io::outgoing out, io::late_reply_handler late,
@@ -147,7 +147,7 @@ void client_core::finish_hold(std::shared_ptr<hold_state> const& hold) {
 }
 
 void client_core::wake_first_waiter(std::string const& channel) {
-  if (auto it = queues_.find(channel); it != queues_.end()) it->second.waiters.wake_one();
+  if (auto it = queues_.find(channel); it != queues_.end()) it->second.wake_one();
 }
 
 // ------------------------------------------------------------------------------- messages
@@ -157,17 +157,17 @@ void client_core::on_push(resp::value const& push) {
   if (e.size() != 3 || !e[0].is_string() || e[0].text() != "message") return;
   std::string channel{e[1].text()};
   auto it = queues_.find(channel);
-  if (it == queues_.end() || it->second.waiters.empty()) {
+  if (it == queues_.end() || it->second.empty()) {
     channels_.drop_unwanted(channel);
     return;
   }
-  if (it->second.policy) it->second.policy(it->second.waiters, e[2].text());
+  if (it->second.policy) it->second.policy(it->second, e[2].text());
 }
 
 void client_core::on_connected() {
   // Messages may have been missed while disconnected: the first waiter of each queue tries again
   // (one call per lock, not a herd); the others follow as the queue moves.
-  for (auto& [channel, q] : queues_) q.waiters.wake_one();
+  for (auto& [channel, q] : queues_) q.wake_one();
 }
 
 void client_core::emit(event_kind kind, event_level level, std::string_view lock, std::string_view owner,
@@ -191,7 +191,7 @@ void client_core::stop() {
   std::vector<std::shared_ptr<hold_state>> ending;
   for (auto const& [key, hold] : holds_) ending.push_back(hold);
   for (auto const& hold : ending) lose(hold);
-  for (auto& [channel, q] : queues_) q.waiters.wake_all();
+  for (auto& [channel, q] : queues_) q.wake_all();
   unsettled_.release_all();
 }
 

@@ -23,9 +23,6 @@ namespace redisync::detail::sync {
 
 using error_code = io::error_code;
 
-// What a message on a channel means for the waiters of this client (the primitive's policy).
-using message_policy = void (*)(waiter_queue& queue, std::string_view message);
-
 class client_core final : public wait_host, public std::enable_shared_from_this<client_core> {
  public:
   client_core(boost::asio::any_io_executor ex, config cfg);
@@ -36,7 +33,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   bool stopped() const override { return stopped_; }
   std::chrono::milliseconds wait_poll_cap() const override { return cfg_.wait_poll_cap; }
   unsettled_keys& unsettled() override { return unsettled_; }
-  waiter_queue& queue(std::string const& channel) override { return queues_[channel].waiters; }
+  waiter_queue& queue(std::string const& channel) override { return queues_[channel]; }
   bool has_waiters(std::string const& channel) const override;
   void drop_queue_if_empty(std::string const& channel) override;
   void count_waiter(int delta) override { waiters_ += static_cast<std::size_t>(delta); }
@@ -63,9 +60,6 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   std::string const& id() const noexcept { return id_; }
   std::uint64_t next_owner_number() noexcept { return next_owner_++; }
 
-  // Messages on `channel` wake this client's waiters by `policy`.
-  void set_policy(std::string const& channel, message_policy policy) { queues_[channel].policy = policy; }
-
   // The hold table.
   std::shared_ptr<hold_state> find_hold(std::string const& key) const;
   void put_hold(std::shared_ptr<hold_state> const& hold);
@@ -88,11 +82,6 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   std::atomic<std::uint64_t> handoffs{0};
 
  private:
-  struct channel_waiters {
-    waiter_queue waiters;
-    message_policy policy = nullptr;
-  };
-
   void on_push(resp::value const& push);
   void on_connected();
   void forget_hold(std::shared_ptr<hold_state> const& hold);
@@ -105,7 +94,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   channels channels_;
   lease_registry leases_;
   unsettled_keys unsettled_;
-  std::unordered_map<std::string, channel_waiters> queues_;
+  std::unordered_map<std::string, waiter_queue> queues_;
   std::unordered_map<std::string, std::shared_ptr<hold_state>> holds_;
   std::string id_;
   std::atomic<std::uint64_t> next_owner_{1};

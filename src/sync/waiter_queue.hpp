@@ -37,6 +37,11 @@ class waiter {
   std::list<node>::iterator position_{};
 };
 
+class waiter_queue;
+
+// What a message on a channel means for the waiters of this client (the primitive's policy).
+using message_policy = void (*)(waiter_queue& queue, std::string_view message);
+
 class waiter_queue {
  public:
   bool empty() const noexcept { return waiters_.empty(); }
@@ -81,6 +86,7 @@ class waiter_queue {
     }
   }
 
+  message_policy policy = nullptr;  // set by the waiters that join
   std::uint32_t consecutive_handoffs = 0;
   // When the lock is expected to be free at the latest, from the last bound the server gave: the
   // head sleeps no longer than this even if no message comes (messages are only a hint).

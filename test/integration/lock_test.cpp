@@ -743,10 +743,13 @@ BOOST_AUTO_TEST_CASE(many_tasks_contending_on_one_lock_never_overlap) {
     running_client c{ctx, redisync::test::fast_config(redis)};
     int inside = 0, max_inside = 0, done = 0;
     redisync::test::event all_done{ctx.get_executor()};
+    auto longest_wait = std::chrono::steady_clock::duration{};
     auto worker = [&]() -> asio::awaitable<void> {
       auto lock = c->make_lock("crowd");
       for (int i = 0; i < 25; ++i) {
+        auto const asked = std::chrono::steady_clock::now();
         auto h = co_await lock.acquire(asio::use_awaitable);
+        longest_wait = std::max(longest_wait, std::chrono::steady_clock::now() - asked);
         max_inside = std::max(max_inside, ++inside);
         redisync::resp::request get;
         get.push("INCR", "crowd-counter");
@@ -759,6 +762,8 @@ BOOST_AUTO_TEST_CASE(many_tasks_contending_on_one_lock_never_overlap) {
     for (int i = 0; i < 16; ++i) asio::co_spawn(ctx, worker(), asio::detached);
     BOOST_TEST_REQUIRE(co_await all_done.wait(60s));
     BOOST_TEST(max_inside == 1);
+    // A lost wake-up would show as a wait of the 30 s lease, the bound every wait falls back on.
+    BOOST_TEST((longest_wait < 10s), "a wait took " << std::chrono::duration_cast<std::chrono::milliseconds>(longest_wait).count() << " ms");
     BOOST_TEST(redis.command({"GET", "crowd-counter"}).text() == "400");
     BOOST_TEST(c->stats().handoffs > 0u);
     co_await c->flush_subscriptions(asio::use_awaitable);

@@ -113,7 +113,6 @@ bool lock_acquire::prepare() {
     count_before_ = hold_->count;  // a nested acquire keeps the lease of the hold it nests in
     return true;
   }
-  core_->set_policy(args().channel, on_message);
   hold_ = std::make_shared<sync::hold_state>();
   hold_->name = args().name;
   hold_->owner = args().owner;
@@ -127,6 +126,8 @@ bool lock_acquire::prepare() {
 }
 
 script const& lock_acquire::attempt_script() const { return scripts::lock_calls; }
+
+sync::message_policy lock_acquire::policy() const { return on_message; }
 
 io::outgoing lock_acquire::attempt(bool retry, bool by_digest) {
   // Armed before the attempt is sent: the first renewal cannot be late.

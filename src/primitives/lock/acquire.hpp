@@ -52,6 +52,7 @@ class lock_acquire final : public sync::acquire_op {
   io::error_code check_arguments() const override;
   bool prepare() override;
   script const& attempt_script() const override;
+  sync::message_policy policy() const override;
   io::outgoing attempt(bool retry, bool by_digest) override;
   io::late_reply_handler late_handler(std::shared_ptr<sync::late_attempt> late, std::function<void()> on_resolved) override;
   outcome read(io::error_code ec, io::response& replies) override;

@@ -1,0 +1,257 @@
+// The acquire loop as one state machine, without a socket: a fake host with a fake clock, and a
+// scripted primitive whose replies the tests choose. The same machine serves the fast path (one
+// attempt, granted) and the slow path (queue, subscription, alarm, retries).
+
+#include "support/fake_wait_host.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using redisync::error;
+using redisync::test::fake_wait_host;
+namespace core = redisync::detail::sync;
+namespace io = redisync::detail::io;
+
+namespace {
+
+redisync::detail::script const test_script{"test", "sha", "return 1", false};
+
+// Replies the tests send: `granted`, `busy(ms)`, `unreadable`; an error code stands for itself.
+io::response granted() { return {redisync::resp::value::make_integer(0)}; }
+io::response busy(std::int64_t ms) { return {redisync::resp::value::make_integer(ms)}; }
+io::response unreadable() { return {redisync::resp::value{redisync::resp::type::simple_string, "?"}}; }
+
+class scripted_acquire final : public core::acquire_op {
+ public:
+  using acquire_op::acquire_op;
+
+  std::optional<error_code> result;
+  bool held = false;
+  std::vector<bool> retries;  // per attempt: sent in its idempotent form
+  int undone = 0;
+
+ private:
+  error_code check_arguments() const override { return {}; }
+  bool prepare() override { return false; }
+  redisync::detail::script const& attempt_script() const override { return test_script; }
+  core::message_policy policy() const override {
+    return [](core::waiter_queue& q, std::string_view) { q.wake_one(); };
+  }
+  io::outgoing attempt(bool retry, bool) override {
+    retries.push_back(retry);
+    return {};
+  }
+  io::late_reply_handler late_handler(std::shared_ptr<core::late_attempt>, std::function<void()> resolved) override {
+    return [resolved](error_code, io::response) { resolved(); };
+  }
+  outcome read(error_code ec, io::response& replies) override {
+    if (ec == error::ambiguous) return {outcome_kind::unknown};
+    if (ec) return {outcome_kind::failed, ec};
+    if (replies.at(0).kind() != redisync::resp::type::integer) return {outcome_kind::unreadable};
+    auto const v = replies.at(0).integer();
+    if (v == 0) return {outcome_kind::granted};
+    return {outcome_kind::busy, {}, std::chrono::milliseconds{v}};
+  }
+  void undo(std::function<void()> then) override {
+    ++undone;
+    then();
+  }
+  void left() override {}
+  void complete(error_code ec, bool h) override {
+    result = ec;
+    held = h;
+  }
+};
+
+struct fixture {
+  std::shared_ptr<fake_wait_host> host = std::make_shared<fake_wait_host>();
+  ~fixture() { host->drop_pending(); }
+
+  std::shared_ptr<scripted_acquire> start(std::optional<std::chrono::milliseconds> wait = std::nullopt,
+                                          std::string owner = "owner-1", bool cancellable = true) {
+    core::acquire_op::params p{.name = "lock", .owner = owner, .key = owner + "/lock", .channel = "channel",
+                               .slot = 0,
+                               .deadline = wait ? std::optional{host->clock + *wait} : std::nullopt,
+                               .once = wait && wait->count() == 0};
+    auto op = std::make_shared<scripted_acquire>(host, std::move(p));
+    if (cancellable) op->enable_attempt_cancellation();
+    op->start();
+    return op;
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(acquire_loop)
+
+BOOST_AUTO_TEST_CASE(the_fast_path_is_one_attempt_completed_from_its_reply) {
+  fixture f;
+  auto op = f.start();
+  BOOST_TEST(f.host->attempts.size() == 1u);
+  f.host->reply({}, granted());
+  BOOST_TEST_REQUIRE(op->result.has_value());
+  BOOST_TEST(!*op->result);
+  BOOST_TEST(op->held);
+  BOOST_TEST(f.host->confirmations.empty());  // no subscription
+  BOOST_TEST(!f.host->next_alarm().has_value());
+  BOOST_TEST(f.host->queues.empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_busy_lock_is_waited_for_with_a_subscription_and_the_servers_bound) {
+  fixture f;
+  auto op = f.start();
+  f.host->reply({}, busy(500));
+  BOOST_TEST(f.host->waiters == 1);
+  BOOST_TEST(f.host->subscribed["channel"] == 1);
+  BOOST_TEST(f.host->unanswered() == 0u);
+  // Subscribed, it tries again: a release between the busy reply and the subscription is not missed.
+  f.host->confirm_subscriptions();
+  BOOST_TEST(f.host->unanswered() == 1u);
+  f.host->reply({}, busy(500));
+  // Then it sleeps until the holder's lease would end at the latest.
+  BOOST_TEST_REQUIRE(f.host->next_alarm().has_value());
+  BOOST_TEST((*f.host->next_alarm() == f.host->clock + 500ms));
+  f.host->advance_to(f.host->clock + 500ms);
+  BOOST_TEST(f.host->unanswered() == 1u);
+  f.host->reply({}, granted());
+  BOOST_TEST(op->held);
+  BOOST_TEST(f.host->waiters == 0);
+  BOOST_TEST(f.host->subscribed["channel"] == 0);
+  BOOST_TEST(f.host->queues.empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_message_wakes_the_first_waiter_at_once_and_only_it) {
+  fixture f;
+  auto first = f.start(std::nullopt, "a");
+  f.host->reply({}, busy(10000));
+  f.host->confirm_subscriptions();
+  f.host->reply({}, busy(10000));
+  // A second waiter arrives behind the first: it does not try, it queues (no barging).
+  auto second = f.start(std::nullopt, "b");
+  BOOST_TEST(f.host->unanswered() == 0u);
+  f.host->confirm_subscriptions();
+  BOOST_TEST(f.host->unanswered() == 0u);  // not the head: it sleeps
+  f.host->queues["channel"].wake_one();
+  BOOST_TEST(f.host->unanswered() == 1u);  // the first tries, the second sleeps on
+  f.host->reply({}, granted());
+  BOOST_TEST(first->held);
+  BOOST_TEST(!second->result.has_value());
+  BOOST_TEST(f.host->queues["channel"].is_head(*second));
+}
+
+// The queue of a channel goes when its last waiter leaves, policy and all: every waiter that joins
+// sets it again, or messages on the channel would wake nobody.
+BOOST_AUTO_TEST_CASE(every_waiter_that_joins_sets_the_channels_message_policy) {
+  fixture f;
+  auto first = f.start(std::nullopt, "a");
+  f.host->reply({}, busy(10000));
+  first->cancel(boost::asio::cancellation_type::terminal);
+  BOOST_TEST(f.host->queues.empty());
+  auto second = f.start(std::nullopt, "b");
+  f.host->reply({}, busy(10000));
+  BOOST_TEST_REQUIRE(f.host->queues.count("channel") == 1u);
+  BOOST_TEST(f.host->queues["channel"].policy != nullptr);
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_outcome_is_tried_again_in_its_idempotent_form) {
+  fixture f;
+  auto op = f.start();
+  f.host->reply(error::ambiguous);
+  f.host->reply({}, granted());
+  BOOST_TEST(op->held);
+  BOOST_TEST((op->retries == std::vector<bool>{false, true}));
+}
+
+BOOST_AUTO_TEST_CASE(an_unreadable_reply_is_undone_before_the_error_is_reported) {
+  fixture f;
+  auto op = f.start();
+  f.host->reply({}, unreadable());
+  BOOST_TEST(op->undone == 1);
+  BOOST_TEST((op->result == error::unexpected_reply));
+}
+
+BOOST_AUTO_TEST_CASE(a_bounded_wait_tries_once_more_at_its_deadline_and_ends_without_the_lock) {
+  fixture f;
+  auto op = f.start(300ms);
+  f.host->reply({}, busy(10000));
+  f.host->confirm_subscriptions();
+  f.host->reply({}, busy(10000));
+  BOOST_TEST((*f.host->next_alarm() == f.host->clock + 300ms));
+  f.host->advance_to(f.host->clock + 300ms);
+  f.host->reply({}, busy(10000));
+  BOOST_TEST_REQUIRE(op->result.has_value());
+  BOOST_TEST(!*op->result);
+  BOOST_TEST(!op->held);
+  BOOST_TEST(f.host->waiters == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_wait_of_zero_is_one_attempt_that_never_queues) {
+  fixture f;
+  auto op = f.start(0ms);
+  f.host->reply({}, busy(500));
+  BOOST_TEST(op->result.has_value());
+  BOOST_TEST(f.host->confirmations.empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_subscription_that_never_comes_ends_a_bounded_wait_at_its_deadline) {
+  fixture f;
+  auto op = f.start(200ms);
+  f.host->reply({}, busy(10000));
+  f.host->advance_to(f.host->clock + 200ms);
+  BOOST_TEST_REQUIRE(op->result.has_value());
+  BOOST_TEST(!op->held);
+  f.host->confirm_subscriptions();  // late: the reference it took is dropped
+  BOOST_TEST(f.host->subscribed["channel"] == 0);
+}
+
+BOOST_AUTO_TEST_CASE(cancelling_a_sleeping_acquire_leaves_the_queue_and_the_channel) {
+  fixture f;
+  auto op = f.start();
+  f.host->reply({}, busy(10000));
+  f.host->confirm_subscriptions();
+  f.host->reply({}, busy(10000));
+  op->cancel(boost::asio::cancellation_type::terminal);
+  BOOST_TEST((op->result == boost::asio::error::operation_aborted));
+  BOOST_TEST(f.host->waiters == 0);
+  BOOST_TEST(f.host->subscribed["channel"] == 0);
+  BOOST_TEST(!f.host->next_alarm().has_value());
+}
+
+BOOST_AUTO_TEST_CASE(cancelling_an_attempt_in_flight_cancels_the_request_and_leaves_the_key_unsettled) {
+  fixture f;
+  auto op = f.start();
+  op->cancel(boost::asio::cancellation_type::terminal);
+  BOOST_TEST((f.host->attempts[0].cancelled == boost::asio::cancellation_type::terminal));
+  // The connection abandons the written request: the caller learns at once, the late reply decides.
+  f.host->reply(boost::asio::error::operation_aborted);
+  BOOST_TEST((op->result == boost::asio::error::operation_aborted));
+  BOOST_TEST(f.host->keys.contains("owner-1/lock"));
+  // A new acquire of the same owner and name waits until the late outcome is resolved.
+  auto again = f.start();
+  BOOST_TEST(f.host->attempts.size() == 1u);
+  f.host->attempts[0].late({}, granted());
+  BOOST_TEST(!f.host->keys.contains("owner-1/lock"));
+  BOOST_TEST(f.host->attempts.size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_script_missing_on_the_server_is_loaded_and_the_same_attempt_sent_again) {
+  fixture f;
+  auto op = f.start();
+  f.host->reply({}, {redisync::resp::value{redisync::resp::type::simple_error, "NOSCRIPT No matching script"}});
+  BOOST_TEST_REQUIRE(f.host->loads.size() == 1u);
+  BOOST_TEST(f.host->unanswered() == 0u);
+  f.host->loads[0]({});
+  f.host->reply({}, granted());
+  BOOST_TEST(op->held);
+}
+
+BOOST_AUTO_TEST_CASE(a_stopped_client_fails_the_acquire_with_not_connected) {
+  fixture f;
+  f.host->is_stopped = true;
+  auto op = f.start();
+  BOOST_TEST((op->result == error::not_connected));
+  BOOST_TEST(f.host->attempts.empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,107 @@
+// The wait queue's message policies: wake one, wake all, wake n, wake a named waiter.
+
+#include "sync/waiter_queue.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+using redisync::detail::sync::waiter;
+using redisync::detail::sync::waiter_queue;
+
+namespace {
+
+struct recording_waiter final : waiter {
+  explicit recording_waiter(std::string id) : id_{std::move(id)} {}
+  void on_wake(bool asked) override { (asked ? asked_ : told_)++; }
+  std::string_view owner() const noexcept override { return id_; }
+  int asked_ = 0;  // woken to try
+  int told_ = 0;   // told that it leads now
+
+ private:
+  std::string id_;
+};
+
+struct four_waiters {
+  std::vector<std::shared_ptr<recording_waiter>> w{std::make_shared<recording_waiter>("a"),
+                                                   std::make_shared<recording_waiter>("b"),
+                                                   std::make_shared<recording_waiter>("c"),
+                                                   std::make_shared<recording_waiter>("d")};
+  waiter_queue q;
+  four_waiters() {
+    for (auto& x : w) q.push_back(x);
+  }
+  std::vector<int> asked() const {
+    std::vector<int> out;
+    for (auto const& x : w) out.push_back(x->asked_);
+    return out;
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(wait_queue)
+
+BOOST_AUTO_TEST_CASE(wake_one_wakes_only_the_head) {
+  four_waiters f;
+  f.q.wake_one();
+  BOOST_TEST((f.asked() == std::vector<int>{1, 0, 0, 0}));
+}
+
+BOOST_AUTO_TEST_CASE(wake_all_wakes_every_waiter_in_order) {
+  four_waiters f;
+  f.q.wake_all();
+  BOOST_TEST((f.asked() == std::vector<int>{1, 1, 1, 1}));
+}
+
+BOOST_AUTO_TEST_CASE(wake_n_wakes_the_first_n) {
+  four_waiters f;
+  f.q.wake_n(3);
+  BOOST_TEST((f.asked() == std::vector<int>{1, 1, 1, 0}));
+}
+
+BOOST_AUTO_TEST_CASE(wake_named_wakes_that_waiter_alone) {
+  four_waiters f;
+  f.q.wake_named("c");
+  BOOST_TEST((f.asked() == std::vector<int>{0, 0, 1, 0}));
+  f.q.wake_named("nobody");
+  BOOST_TEST((f.asked() == std::vector<int>{0, 0, 1, 0}));
+}
+
+BOOST_AUTO_TEST_CASE(a_head_that_leaves_passes_an_unused_wake_up_on_or_tells_the_next_it_leads) {
+  four_waiters f;
+  f.w[0]->woken = true;  // woken, then it gave up before trying
+  f.q.remove(*f.w[0]);
+  BOOST_TEST(f.w[1]->asked_ == 1);
+  BOOST_TEST(f.q.is_head(*f.w[1]));
+  f.w[1]->woken = false;
+  f.q.remove(*f.w[1]);
+  BOOST_TEST(f.w[2]->told_ == 1);
+  BOOST_TEST(f.w[2]->asked_ == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_waiter_put_back_in_front_leads_and_the_old_head_is_told) {
+  four_waiters f;
+  auto back = f.w[3];
+  f.q.remove(*back);
+  f.q.push_front(back);
+  BOOST_TEST(f.q.is_head(*back));
+  BOOST_TEST(f.w[0]->told_ == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_waiter_whose_owner_is_gone_is_skipped) {
+  waiter_queue q;
+  auto kept = std::make_shared<recording_waiter>("kept");
+  {
+    auto gone = std::make_shared<recording_waiter>("gone");
+    q.push_back(gone);
+  }
+  q.push_back(kept);
+  q.wake_all();
+  BOOST_TEST(kept->asked_ == 1);
+  BOOST_TEST(!q.head());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
