@@ -41,6 +41,10 @@ struct config {
   std::chrono::milliseconds wait_poll_cap{30000};       // longest sleep between two tries
   std::chrono::milliseconds watchdog_tick{25};          // resolution of the timing wheel
   std::uint32_t max_local_handoffs = 64;  // consecutive in-process hand-offs before a real release
+  // A lock's fencing counter (`redisson_lock_token:{name}`) expires after the lease of the hold it
+  // numbers, never before server time has passed its value, so no key outlives its lock for long.
+  // true: it never expires (a counter shared with a peer that needs it, say).
+  bool persistent_fencing_counter = false;
 
   // Receives events about holds (event.hpp); called on the client's strand. Empty: silent.
   event_handler on_event;

@@ -99,8 +99,9 @@ void lock_release::send() {
     std::string const before = retry_of_ ? std::to_string(*retry_of_) : "";
     std::string const next_lease = target ? std::to_string(target->lease().count()) : "";
     std::array<std::string_view, 2> const keys{name_, token_key};
-    std::array<std::string_view, 7> const argv{"release-with", owner_, lease, channel_, before,
-                                               target ? target->owner() : "", next_lease};
+    bool const keep = core_->cfg().persistent_fencing_counter;
+    std::array<std::string_view, 7> const argv{keep ? "release-with+" : "release-with", owner_, lease, channel_,
+                                               before, target ? target->owner() : "", next_lease};
     out = script_call(scripts::lock_calls, slot_, keys, argv, by_digest);
   }
   sent_ = sync::clock_type::now();

@@ -3,8 +3,8 @@
 -- was lost with a connection: if the count is already one higher, that attempt went through.
 -- Returns the fencing token of a fresh hold (hold count 1), the cheapest reply for the common
 -- case; {token, hold count} when the owner already held the lock; {PTTL} when another owner
--- holds it; the error when a key has another type.
-local function acquire(lock, token_key, owner, lease, retry_of)
+-- holds it; the error when a key has another type. `keep`: the fencing counter never expires.
+local function acquire(lock, token_key, owner, lease, retry_of, keep)
   if retry_of ~= '' then
     local held = redis.pcall('hget', lock, owner)
     if type(held) == 'table' then return held end
@@ -27,7 +27,7 @@ local function acquire(lock, token_key, owner, lease, retry_of)
     redis.call('pexpire', lock, lease)
     return {token or '0', count}
   end
-  local token = next_token(token_key)
+  local token = next_token(token_key, lease, keep)
   if type(token) == 'table' then return token end
   redis.call('hset', lock, owner, '1')
   redis.call('pexpire', lock, lease)

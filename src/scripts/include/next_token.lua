@@ -9,6 +9,10 @@
 -- absent. Tokens end at 2^63 - 1, the largest value of a signed 64-bit counter (Redisson's): past
 -- it the counter is left as it was and the error TOKENLIMIT is returned. Returns the error, having
 -- written nothing, if the counter holds another type.
+-- The counter expires (unless `keep`): after the lease of the hold it numbers, and never before
+-- server time has passed the token it holds, so that once it is gone the next token, server time,
+-- is still larger than every token before. This assumes the server's clock (and, after a
+-- failover, the new master's) does not go back by more than that margin.
 local now_micros
 local largest_token = '9223372036854775807'
 
@@ -21,7 +25,7 @@ local function increment(decimal)
          string.rep('0', #decimal - i)
 end
 
-local function next_token(token_key)
+local function next_token(token_key, lease, keep)
   if not now_micros then
     local now = redis.call('time')
     local micros = now[2]
@@ -29,7 +33,12 @@ local function next_token(token_key)
     now_micros = now[1] .. micros
   end
   local token = now_micros
-  local last = redis.pcall('set', token_key, token, 'GET')
+  local last
+  if keep then
+    last = redis.pcall('set', token_key, token, 'GET')
+  else
+    last = redis.pcall('set', token_key, token, 'PX', lease, 'GET')
+  end
   if type(last) == 'table' then return last end
   if last and (#last > #token or (#last == #token and last >= token)) and
       string.find(last, '^[1-9]%d*$') then
@@ -38,7 +47,14 @@ local function next_token(token_key)
       redis.call('set', token_key, last)
       return redis.error_reply('TOKENLIMIT the fencing token counter is at its largest value')
     end
-    redis.call('set', token_key, token)
+    -- Ahead of server time (a peer's clock, or tokens faster than one a microsecond): kept until
+    -- server time has passed it; ten years ahead or more, kept for good.
+    local ahead_ms = math.ceil((tonumber(token) - tonumber(now_micros)) / 1000)
+    if keep or ahead_ms > 315360000000 then
+      redis.call('set', token_key, token)
+    else
+      redis.call('set', token_key, token, 'PX', tonumber(lease) + ahead_ms)
+    end
   end
   return token
 end

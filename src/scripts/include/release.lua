@@ -10,7 +10,7 @@
 -- only the waiters were not told; -1 when the owner holds nothing (nothing changes, nothing is
 -- published); -2 when `retry_arg` shows the earlier attempt went through; the error when a key has
 -- another type.
-local function release(lock, token_key, owner, lease, channel, retry_arg, next_owner, next_lease)
+local function release(lock, token_key, owner, lease, channel, retry_arg, next_owner, next_lease, keep)
   local held = redis.pcall('hget', lock, owner)
   if type(held) == 'table' then return held end
   -- '1', the common case, without strtod; a count that is no number counts as nothing held
@@ -34,7 +34,7 @@ local function release(lock, token_key, owner, lease, channel, retry_arg, next_o
     return left
   end
   if next_owner ~= '' then
-    local token = next_token(token_key)
+    local token = next_token(token_key, next_lease, keep)
     if type(token) == 'table' then return token end
     redis.call('del', lock)
     redis.call('hset', lock, next_owner, '1')

@@ -10,6 +10,8 @@
 --   release-with   keys: lock, token key   arguments: owner, lease in ms, the lock's channel,
 --                                          '' or the hold count before a lost attempt, '' or the
 --                                          owner to hand the lock to, and its lease in ms
+-- A fresh hold's fencing counter expires (next_token.lua); `acquire+`, `retry-acquire+` and
+-- `release-with+` are the same operations with a counter that never does.
 -- (Only what an operation needs is sent: every argument costs Redis time to parse and to pass to
 -- Lua.) Returns the reply of acquire.lua or release.lua; for more than one item, an array of them.
 -- Counts and PTTLs are integers, tokens decimal strings (next_token.lua says why).
@@ -24,18 +26,18 @@ local k, a = 1, 1  -- the next item's first key and its operation
 local function run_next()
   local op = ARGV[a]
   local reply
-  if op == 'acquire' then
-    reply = acquire(KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[a + 2], '')
+  if op == 'acquire' or op == 'acquire+' then
+    reply = acquire(KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[a + 2], '', op == 'acquire+')
     k, a = k + 2, a + 3
-  elseif op == 'retry-acquire' then
-    reply = acquire(KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3])
+  elseif op == 'retry-acquire' or op == 'retry-acquire+' then
+    reply = acquire(KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], op == 'retry-acquire+')
     k, a = k + 2, a + 4
   elseif op == 'release' then
-    reply = release(KEYS[k], nil, ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], '', '', '')
+    reply = release(KEYS[k], nil, ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], '', '', '', false)
     k, a = k + 1, a + 4
-  elseif op == 'release-with' then
+  elseif op == 'release-with' or op == 'release-with+' then
     reply = release(KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4],
-                    ARGV[a + 5], ARGV[a + 6])
+                    ARGV[a + 5], ARGV[a + 6], op == 'release-with+')
     k, a = k + 2, a + 7
   else
     reply = redis.error_reply('ERR unknown lock operation')
