@@ -33,10 +33,22 @@ class item_merge final : public io::merge_hook {
 
 item_merge const merge_items;
 
+std::size_t digits(std::size_t n) {
+  std::size_t d = 1;
+  while (n >= 10) {
+    n /= 10;
+    ++d;
+  }
+  return d;
+}
+
+// The encoded size of a bulk string of `size` bytes: `$size\r\n...\r\n`.
+std::size_t bulk_size(std::size_t size) { return 1 + digits(size) + 2 + size + 2; }
+
 template <class Range>
 std::size_t bytes_of(Range const& r) {
   std::size_t n = 0;
-  for (auto const& s : r) n += std::string_view{s}.size() + 16;
+  for (auto const& s : r) n += bulk_size(std::string_view{s}.size());
   return n;
 }
 
@@ -48,7 +60,10 @@ io::outgoing script_call(script const& s, routing::slot_type slot, std::span<std
   out.replies = 1;
   out.opts = opts;
   std::string_view const body = by_digest ? s.sha1 : s.source;
-  out.payload.reserve(64 + body.size() + bytes_of(keys) + bytes_of(argv));  // one allocation
+  // One allocation of the exact size: thousands of calls may wait to be written at once.
+  std::size_t const count_size = 1 + digits(3 + keys.size() + argv.size()) + 2;
+  out.payload.reserve(count_size + bulk_size(7) + bulk_size(body.size()) + bulk_size(digits(keys.size())) +
+                      bytes_of(keys) + bytes_of(argv));
   char count[24];
   resp::encode::array_header(out.payload, 3 + keys.size() + argv.size());
   resp::encode::bulk(out.payload, by_digest ? "EVALSHA" : "EVAL");

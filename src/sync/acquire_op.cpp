@@ -23,6 +23,8 @@ sync::alarm& acquire_op::wake_alarm() {
 // the op is owned by its alarm, which also ends a bounded wait at its deadline.
 void acquire_op::wait_for(clock_type::time_point t) { wake_alarm().at(t, shared_from_this()); }
 
+std::string acquire_op::key() const { return hold_key(p_.owner, p_.name); }
+
 clock_type::time_point acquire_op::next_look() const {
   auto const cap = host_->now() + host_->wait_poll_cap();
   return p_.deadline ? std::min(*p_.deadline, cap) : cap;
@@ -31,10 +33,10 @@ clock_type::time_point acquire_op::next_look() const {
 void acquire_op::start() {
   if (auto ec = check_arguments()) return finish(ec);
   if (host_->stopped()) return finish(error::not_connected);
-  if (host_->unsettled().contains(p_.key)) {
+  if (auto const k = key(); host_->unsettled().contains(k)) {
     state_ = state::settling;
     wait_for(next_look());
-    host_->unsettled().when_settled(p_.key, [weak = weak_from_this()] {
+    host_->unsettled().when_settled(k, [weak = weak_from_this()] {
       if (auto self = weak.lock()) self->begin();
     });
     return;
@@ -61,17 +63,14 @@ void acquire_op::send_attempt() {
   woken = false;
   state_ = state::trying;
   late_ = std::make_shared<late_attempt>();
-  auto on_resolved = [weak_host = std::weak_ptr<wait_host>{host_}, late = late_, key = p_.key] {
-    late->resolved = true;
-    auto host = weak_host.lock();
-    if (host && late->counted) host->unsettled().settle(key);
-  };
   auto out = attempt(retry_, loads_ < loads_per_call);
   sent_ = host_->now();
   auto on_reply = [self = shared_from_this()](error_code ec, io::response replies) {
     self->on_reply(ec, std::move(replies));
   };
-  auto late = late_handler(late_, std::move(on_resolved));
+  io::late_reply_handler late = [self = shared_from_this(), l = late_](error_code ec, io::response replies) {
+    self->on_late_reply(l, ec, replies);
+  };
   if (attempts_cancellable_) {
     host_->send(attempt_script(), p_.slot, std::move(out), std::move(late),
                 asio::bind_cancellation_slot(attempt_cancel_.slot(), std::move(on_reply)));
@@ -88,7 +87,7 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
     // stays unsettled until then.
     if (!late_->resolved) {
       late_->counted = true;
-      host_->unsettled().unsettle(p_.key);
+      host_->unsettled().unsettle(key());
     }
     leave();
     // stop() aborts requests too: the caller learns there is no connection.
@@ -139,9 +138,15 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
   }
 }
 
+void acquire_op::on_late_reply(std::shared_ptr<late_attempt> const& late, error_code ec, io::response const& replies) {
+  undo_late_grant(ec, replies, [self = shared_from_this(), late] {
+    late->resolved = true;
+    if (late->counted) self->host_->unsettled().settle(self->key());
+  });
+}
+
 void acquire_op::on_busy(std::chrono::milliseconds bound) {
   retry_ = false;
-  left();
   // When the holder's lease ends at the latest: the head sleeps no longer than this.
   auto const cap = host_->wait_poll_cap();
   auto const wait = bound.count() >= 0 && bound < cap ? bound : cap;
@@ -269,7 +274,6 @@ void acquire_op::leave() {
     host_->unsubscribe(p_.channel);
     subscribed_ = false;
   }
-  left();
 }
 
 void acquire_op::finish(error_code ec) {

@@ -9,6 +9,7 @@
 // fake in unit tests) supplies sending, subscriptions, queues, alarms and the clock.
 
 #include "routing/router.hpp"
+#include "sync/hold.hpp"
 #include "script/script.hpp"
 #include "sync/unsettled.hpp"
 #include "sync/waiter_queue.hpp"
@@ -71,7 +72,6 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   struct params {
     std::string name;
     std::string owner;
-    std::string key;      // the owner's hold of this name: attempts for it wait while it is unsettled
     std::string channel;  // where releases are announced
     routing::slot_type slot = 0;
     std::optional<clock_type::time_point> deadline;  // nothing: wait until held
@@ -116,21 +116,22 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   virtual message_policy policy() const = 0;
   // One attempt; `retry`: an earlier one's outcome was lost, so this one must not count twice.
   virtual io::outgoing attempt(bool retry, bool by_digest) = 0;
-  // The late reply handler of an attempt: undoes a grant that comes after the caller gave up, then
-  // resolves `late` (on_resolved settles the key).
-  virtual io::late_reply_handler late_handler(std::shared_ptr<late_attempt> late, std::function<void()> on_resolved) = 0;
+  // The reply of an attempt that came after the caller gave up (or error::ambiguous, or
+  // operation_aborted if it never ran): undoes what it may have granted, then calls `then`.
+  virtual void undo_late_grant(io::error_code ec, io::response const& replies, std::function<void()> then) = 0;
   // Reads an attempt's reply and, when granted, applies the grant.
   virtual outcome read(io::error_code ec, io::response& replies) = 0;
   // Undoes what the last attempt may have added, then calls `then`.
   virtual void undo(std::function<void()> then) = 0;
-  // The op leaves the loop (granted or not): drop what an attempt armed for a grant that did not come.
-  virtual void left() = 0;
   // The caller's result: held (a grant read or handed over), or not (`ec`, or no error when a
   // bounded wait ran out).
   virtual void complete(io::error_code ec, bool held) = 0;
 
   std::shared_ptr<wait_host> const& host() const noexcept { return host_; }
   params const& args() const noexcept { return p_; }
+  // The owner's hold of this name: attempts for it wait while it is unsettled. Made when needed,
+  // not kept: a waiter is small.
+  std::string key() const;
   clock_type::time_point sent() const noexcept { return sent_; }
 
  private:
@@ -139,6 +140,7 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   void begin();
   void send_attempt();
   void on_reply(io::error_code ec, io::response replies);
+  void on_late_reply(std::shared_ptr<late_attempt> const& late, io::error_code ec, io::response const& replies);
   void on_busy(std::chrono::milliseconds bound);
   void join();
   void on_subscribed(io::error_code ec);

@@ -42,9 +42,7 @@ class scripted_acquire final : public core::acquire_op {
     retries.push_back(retry);
     return {};
   }
-  io::late_reply_handler late_handler(std::shared_ptr<core::late_attempt>, std::function<void()> resolved) override {
-    return [resolved](error_code, io::response) { resolved(); };
-  }
+  void undo_late_grant(error_code, io::response const&, std::function<void()> then) override { then(); }
   outcome read(error_code ec, io::response& replies) override {
     if (ec == error::ambiguous) return {outcome_kind::unknown};
     if (ec) return {outcome_kind::failed, ec};
@@ -57,7 +55,6 @@ class scripted_acquire final : public core::acquire_op {
     ++undone;
     then();
   }
-  void left() override {}
   void complete(error_code ec, bool h) override {
     result = ec;
     held = h;
@@ -70,7 +67,7 @@ struct fixture {
 
   std::shared_ptr<scripted_acquire> start(std::optional<std::chrono::milliseconds> wait = std::nullopt,
                                           std::string owner = "owner-1", bool cancellable = true) {
-    core::acquire_op::params p{.name = "lock", .owner = owner, .key = owner + "/lock", .channel = "channel",
+    core::acquire_op::params p{.name = "lock", .owner = owner, .channel = "channel",
                                .slot = 0,
                                .deadline = wait ? std::optional{host->clock + *wait} : std::nullopt,
                                .once = wait && wait->count() == 0};
@@ -226,12 +223,12 @@ BOOST_AUTO_TEST_CASE(cancelling_an_attempt_in_flight_cancels_the_request_and_lea
   // The connection abandons the written request: the caller learns at once, the late reply decides.
   f.host->reply(boost::asio::error::operation_aborted);
   BOOST_TEST((op->result == boost::asio::error::operation_aborted));
-  BOOST_TEST(f.host->keys.contains("owner-1/lock"));
+  BOOST_TEST(f.host->keys.contains(core::hold_key("owner-1", "lock")));
   // A new acquire of the same owner and name waits until the late outcome is resolved.
   auto again = f.start();
   BOOST_TEST(f.host->attempts.size() == 1u);
   f.host->attempts[0].late({}, granted());
-  BOOST_TEST(!f.host->keys.contains("owner-1/lock"));
+  BOOST_TEST(!f.host->keys.contains(core::hold_key("owner-1", "lock")));
   BOOST_TEST(f.host->attempts.size() == 2u);
 }
 

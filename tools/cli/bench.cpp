@@ -2,10 +2,9 @@
 // compared with the peers in the same run of shared/peers/run.sh:
 //   redisync bench --redis URL --workload W1 [--watchdog]
 //   redisync bench PORT W1 [--watchdog]            (how run.sh calls EXTRA_PEERS)
+// and the scale workloads S1 [--cold], S2, S3 (bench_scale.cpp).
 
-#include "cli/common.hpp"
-
-#include <redisync/redisync.hpp>
+#include "cli/bench.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -16,6 +15,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -26,156 +26,9 @@
 
 namespace redisync::cli {
 
-namespace asio = boost::asio;
-namespace json = boost::json;
-using clock_type = std::chrono::steady_clock;
+using namespace bench;
 
 namespace {
-
-constexpr std::int64_t many = 1'000'000'000;
-
-// The knobs of WORKLOADS.md, from the environment as run.sh sets them.
-struct params {
-  std::int64_t lease_ms = env_number("LEASE_MS", 30000, 30, one_day_ms);
-  std::int64_t warmup = env_number("WARMUP", 200, 0, many);
-  std::int64_t cap_s = env_number("CAP_S", 60, 1, 24 * 3600);
-  std::int64_t w1_n = env_number("W1_N", 20000, 1, many);
-  std::int64_t w2_c = env_number("W2_C", 16, 1, 10000);
-  std::int64_t w2_m = env_number("W2_M", 4000, 1, many);
-  std::int64_t w3_c = env_number("W3_C", 64, 1, 10000);
-  std::int64_t w3_keys = env_number("W3_KEYS", 1000, 1, many);
-  std::int64_t w3_ops = env_number("W3_OPS", 20000, 1, many);
-};
-
-double r2(double x) { return std::round(x * 100) / 100; }
-
-// Nearest rank: sort, p = s[max(0, ceil(p/100 * n) - 1)].
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  auto const rank = static_cast<std::size_t>(std::max(0.0, std::ceil(p / 100 * double(v.size())) - 1));
-  return v[std::min(rank, v.size() - 1)];
-}
-
-// mulberry32, seeded as in common.mjs: the same key sequence as every peer.
-class mulberry32 {
- public:
-  explicit mulberry32(std::uint32_t seed) : a_{seed} {}
-  double next() {
-    a_ += 0x6d2b79f5u;
-    std::uint32_t t = a_;
-    t = (t ^ (t >> 15)) * (t | 1u);
-    t ^= t + (t ^ (t >> 7)) * (t | 61u);
-    return double(t ^ (t >> 14)) / 4294967296.0;
-  }
-
- private:
-  std::uint32_t a_;
-};
-
-using stats_map = std::map<std::string, std::int64_t>;
-
-asio::awaitable<stats_map> command_stats(client& admin) {
-  resp::request req;
-  req.push("INFO", "commandstats");
-  auto replies = co_await admin.exec(std::move(req), asio::use_awaitable);
-  stats_map out;
-  std::string_view text = replies.front().text();
-  while (!text.empty()) {
-    auto const end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
-    if (!line.starts_with("cmdstat_")) continue;
-    auto const colon = line.find(":calls=");
-    if (colon == std::string_view::npos) continue;
-    auto const calls = line.substr(colon + 7, line.find(',', colon) - colon - 7);
-    std::int64_t n = 0;
-    std::from_chars(calls.data(), calls.data() + calls.size(), n);
-    out[std::string{line.substr(8, colon - 8)}] = n;
-  }
-  co_return out;
-}
-
-struct command_delta {
-  double per_op = 0;
-  double scripts_per_op = 0;
-  json::object breakdown;
-};
-
-command_delta delta(stats_map const& before, stats_map const& after, std::int64_t per) {
-  std::vector<std::pair<std::string, std::int64_t>> d;
-  std::int64_t total = 0;
-  for (auto const& [name, calls] : after) {
-    if (name == "info") continue;
-    auto const it = before.find(name);
-    std::int64_t const x = calls - (it == before.end() ? 0 : it->second);
-    if (x > 0) {
-      d.emplace_back(name, x);
-      total += x;
-    }
-  }
-  std::stable_sort(d.begin(), d.end(), [](auto const& a, auto const& b) { return a.second > b.second; });
-  command_delta out;
-  per = std::max<std::int64_t>(per, 1);
-  std::int64_t scripts = 0;
-  for (auto const& [name, x] : d) {
-    out.breakdown[name] = r2(double(x) / double(per));
-    if (name == "eval" || name == "evalsha" || name == "fcall") scripts += x;
-  }
-  out.per_op = r2(double(total) / double(per));
-  out.scripts_per_op = r2(double(scripts) / double(per));
-  return out;
-}
-
-struct bench_context {
-  params p;
-  bool watchdog = false;
-  client& c;
-  client& admin;  // a second client: its commands are not the lock's
-
-  lock make(owner const& me, std::string key) const { return me.lock(std::move(key)); }
-
-  asio::awaitable<held> acquire(lock& l) const {
-    if (watchdog) co_return co_await l.acquire(asio::use_awaitable);
-    co_return co_await l.acquire(std::chrono::milliseconds{p.lease_ms}, asio::use_awaitable);
-  }
-
-  asio::awaitable<void> warmup(std::string const& key) const {
-    auto me = c.new_owner();
-    auto l = me.lock(key);
-    for (std::int64_t i = 0; i < p.warmup; ++i) {
-      auto h = co_await acquire(l);
-      co_await h.release(asio::use_awaitable);
-    }
-  }
-};
-
-// Runs `count` tasks and waits until they end or the cap passes (then 2 s of grace).
-asio::awaitable<bool> run_tasks(std::int64_t count, std::int64_t cap_s, bool& stop,
-                                std::function<asio::awaitable<void>(int)> const& task) {
-  auto ex = co_await asio::this_coro::executor;
-  auto running = std::make_shared<std::int64_t>(count);
-  auto all_done = std::make_shared<asio::steady_timer>(ex, asio::steady_timer::time_point::max());
-  for (int i = 0; i < count; ++i) {
-    asio::co_spawn(ex, task(i), [running, all_done](std::exception_ptr e) {
-      if (e) {
-        try {
-          std::rethrow_exception(e);
-        } catch (std::exception const& ex) {
-          std::cerr << "bench task failed: " << ex.what() << "\n";
-        }
-      }
-      if (--*running == 0) all_done->cancel();
-    });
-  }
-  all_done->expires_after(std::chrono::seconds{cap_s});
-  co_await all_done->async_wait(asio::as_tuple(asio::use_awaitable));
-  if (*running == 0) co_return false;
-  stop = true;
-  all_done->expires_after(std::chrono::seconds{2});
-  co_await all_done->async_wait(asio::as_tuple(asio::use_awaitable));
-  co_return true;
-}
 
 asio::awaitable<json::object> w1(bench_context& b) {
   std::string const key = "bench:w1:lock";
@@ -321,8 +174,8 @@ asio::awaitable<json::object> w3(bench_context& b) {
                          {"cmd_breakdown", d.breakdown}};
 }
 
-asio::awaitable<int> bench(asio::io_context& ctx, std::string url, std::string workload, bool watchdog,
-                           std::optional<std::chrono::microseconds> reply_spin) {
+asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::string workload, bool watchdog,
+                                  bool cold, std::optional<std::chrono::microseconds> reply_spin) {
   params p;
   json::object out{{"peer", watchdog ? "redisync(watchdog)" : "redisync"},
                    {"lang", "c++"},
@@ -355,8 +208,14 @@ asio::awaitable<int> bench(asio::io_context& ctx, std::string url, std::string w
     result = co_await w1(b);
   } else if (workload == "W2") {
     result = co_await w2(b);
-  } else {  // W3: bench_main accepts no other name
+  } else if (workload == "W3") {
     result = co_await w3(b);
+  } else if (workload == "S1") {
+    result = co_await s1(b, cold);
+  } else if (workload == "S2") {
+    result = co_await s2(b);
+  } else {  // S3: bench_main accepts no other name
+    result = co_await s3(b);
   }
   bool const capped = result["capped"].as_bool();
   auto const io = c.stats();
@@ -381,9 +240,10 @@ int bench_main(std::vector<std::string> const& args) {
   po::options_description options{"bench options"};
   options.add_options()
       ("redis", po::value(&url), "Redis URL")
-      ("workload", po::value(&workload), "W1, W2, W3 or W4")
+      ("workload", po::value(&workload), "W1, W2, W3, W4, S1, S2 or S3")
       ("port", po::value(&port), "port of a Redis on 127.0.0.1 (first positional argument)")
       ("watchdog", "no fixed lease: LEASE_MS is the watchdog lease, renewed every third of it")
+      ("cold", "S1 on a cold script cache (SCRIPT FLUSH first)")
       ("reply-spin-us", po::value<long>(), "poll for a due reply this many µs before sleeping (default 200, 0 = off)");
   po::positional_options_description positional;
   positional.add("port", 1).add("workload", 1);
@@ -395,15 +255,16 @@ int bench_main(std::vector<std::string> const& args) {
   }
   if (url.empty() && !port.empty()) url = "redis://127.0.0.1:" + port;
   if (url.empty() || workload.empty()) throw usage_error{"give --redis URL --workload W (or PORT WORKLOAD)"};
-  if (workload != "W1" && workload != "W2" && workload != "W3" && workload != "W4") {
-    throw usage_error{fmt::format("unknown workload '{}' (W1, W2, W3, W4)", workload)};
+  static constexpr std::array<std::string_view, 7> workloads{"W1", "W2", "W3", "W4", "S1", "S2", "S3"};
+  if (std::find(workloads.begin(), workloads.end(), workload) == workloads.end()) {
+    throw usage_error{fmt::format("unknown workload '{}' (W1, W2, W3, W4, S1, S2, S3)", workload)};
   }
   asio::io_context ctx{1};
   std::optional<std::chrono::microseconds> reply_spin;
   if (vm.count("reply-spin-us")) {
     reply_spin = std::chrono::microseconds{in_range("--reply-spin-us", vm["reply-spin-us"].as<long>(), 0, 10000)};
   }
-  return run(ctx, bench(ctx, url, workload, vm.count("watchdog") > 0, reply_spin));
+  return run(ctx, run_workload(ctx, url, workload, vm.count("watchdog") > 0, vm.count("cold") > 0, reply_spin));
 }
 
 }  // namespace redisync::cli

@@ -87,42 +87,44 @@ lock_acquire::lock_acquire(std::shared_ptr<sync::client_core> core, acquire_args
     : acquire_op{core,
                  {.name = a.name,
                   .owner = a.owner,
-                  .key = sync::hold_key(a.owner, a.name),
                   .channel = channel_of(a.name),
                   .slot = core->router().slot_of(a.name),
                   .deadline = a.wait ? std::optional{sync::clock_type::now() + *a.wait} : std::nullopt,
                   .once = a.wait && a.wait->count() == 0}},
       core_{std::move(core)},
-      lease_{a.lease},
+      lease_{a.lease.value_or(core_->cfg().watchdog_lease)},
+      watchdog_{!a.lease},
       wait_{a.wait},
       handler_{std::move(handler)} {}
 
 error_code lock_acquire::check_arguments() const {
   if (auto ec = sync::validate_name(args().name)) return ec;
   if (auto ec = sync::validate_owner(args().owner)) return ec;
-  if (lease_) {
-    if (auto ec = sync::validate_duration(*lease_, false)) return ec;
+  if (!watchdog_) {
+    if (auto ec = sync::validate_duration(lease_, false)) return ec;
   }
   if (wait_) return sync::validate_duration(*wait_, true);
   return {};
 }
 
 bool lock_acquire::prepare() {
-  hold_ = core_->find_hold(args().key);
-  if (hold_) {
-    count_before_ = hold_->count;  // a nested acquire keeps the lease of the hold it nests in
-    return true;
-  }
+  hold_ = core_->find_hold(key());
+  if (hold_) count_before_ = hold_->count;  // a nested acquire keeps the lease of the hold it nests in
+  return hold_ != nullptr;
+}
+
+sync::hold_state& lock_acquire::new_hold() {
+  if (hold_) return *hold_;
   hold_ = std::make_shared<sync::hold_state>();
   hold_->name = args().name;
   hold_->owner = args().owner;
-  hold_->key = args().key;
+  hold_->key = key();
   hold_->channel = args().channel;
   hold_->slot = args().slot;
   hold_->kind = &renewal();
-  hold_->lease = lease_.value_or(core_->cfg().watchdog_lease);
-  hold_->watchdog = !lease_;
-  return false;
+  hold_->lease = lease_;
+  hold_->watchdog = watchdog_;
+  return *hold_;
 }
 
 script const& lock_acquire::attempt_script() const { return scripts::lock_calls; }
@@ -130,9 +132,7 @@ script const& lock_acquire::attempt_script() const { return scripts::lock_calls;
 sync::message_policy lock_acquire::policy() const { return on_message; }
 
 io::outgoing lock_acquire::attempt(bool retry, bool by_digest) {
-  // Armed before the attempt is sent: the first renewal cannot be late.
-  if (!hold_->granted && hold_->watchdog) core_->leases().schedule_renewal(hold_, sync::clock_type::now());
-  std::string const lease = std::to_string(hold_->lease.count());
+  std::string const lease = std::to_string(this->lease().count());
   std::string const token_key = token_key_of(args().name);
   std::array<std::string_view, 2> const keys{args().name, token_key};
   bool const keep = core_->cfg().persistent_fencing_counter;
@@ -145,15 +145,9 @@ io::outgoing lock_acquire::attempt(bool retry, bool by_digest) {
   return script_call(scripts::lock_calls, args().slot, keys, argv, by_digest);
 }
 
-io::late_reply_handler lock_acquire::late_handler(std::shared_ptr<sync::late_attempt>, std::function<void()> on_resolved) {
-  return [weak = std::weak_ptr<sync::client_core>{core_}, name = args().name, owner = args().owner,
-          before = count_before_, on_resolved = std::move(on_resolved)](error_code ec, io::response replies) {
-    auto core = weak.lock();
-    if (!core) return;
-    if (!may_have_granted(ec, replies)) return on_resolved();
-    asio::co_spawn(core->strand(), undo_acquire(core, name, owner, before),
-                   [on_resolved](std::exception_ptr) { on_resolved(); });
-  };
+void lock_acquire::undo_late_grant(error_code ec, io::response const& replies, std::function<void()> then) {
+  if (!may_have_granted(ec, replies)) return then();
+  undo(std::move(then));
 }
 
 lock_acquire::outcome lock_acquire::read(error_code ec, io::response& replies) {
@@ -179,11 +173,10 @@ void lock_acquire::undo(std::function<void()> then) {
                  [then = std::move(then)](std::exception_ptr) { then(); });
 }
 
-void lock_acquire::left() {
-  if (hold_ && !hold_->granted) core_->leases().cancel_renewal(*hold_);
-}
-
+// The renewal is scheduled from the time the attempt was sent, so a reply that came late cannot
+// make the first renewal late.
 void lock_acquire::grant(std::uint64_t token, std::int64_t count, sync::clock_type::time_point sent) {
+  new_hold();
   if (!hold_->granted) hold_->token = token;
   hold_->granted = true;
   hold_->count = count;

@@ -46,7 +46,7 @@ class lock_acquire final : public sync::acquire_op {
 
   // A release of this client passed the lock to this waiter with `token`, sent at `sent`.
   void take_handoff(std::uint64_t token, sync::clock_type::time_point sent);
-  std::chrono::milliseconds lease() const noexcept { return hold_ ? hold_->lease : core_->cfg().watchdog_lease; }
+  std::chrono::milliseconds lease() const noexcept { return hold_ ? hold_->lease : lease_; }
 
  private:
   io::error_code check_arguments() const override;
@@ -54,17 +54,21 @@ class lock_acquire final : public sync::acquire_op {
   script const& attempt_script() const override;
   sync::message_policy policy() const override;
   io::outgoing attempt(bool retry, bool by_digest) override;
-  io::late_reply_handler late_handler(std::shared_ptr<sync::late_attempt> late, std::function<void()> on_resolved) override;
+  void undo_late_grant(io::error_code ec, io::response const& replies, std::function<void()> then) override;
   outcome read(io::error_code ec, io::response& replies) override;
   void undo(std::function<void()> then) override;
-  void left() override;
   void complete(io::error_code ec, bool held) override;
 
   void grant(std::uint64_t token, std::int64_t count, sync::clock_type::time_point sent);
+  // The hold record of an owner that held nothing yet, made when the lock is granted.
+  sync::hold_state& new_hold();
 
   std::shared_ptr<sync::client_core> core_;
-  std::optional<std::chrono::milliseconds> lease_;
+  std::chrono::milliseconds lease_;  // the watchdog's when none was given
+  bool watchdog_;
   std::optional<std::chrono::milliseconds> wait_;
+  // The hold: one the owner had (a reentrant acquire), or one made for a grant. A waiter has none:
+  // waiters are many, and small.
   std::shared_ptr<sync::hold_state> hold_;
   std::int64_t count_before_ = 0;
   handler_type handler_;

@@ -1,0 +1,122 @@
+#pragma once
+
+// What the workloads of `redisync bench` share: the knobs of WORKLOADS.md, percentiles, command
+// counts from INFO commandstats, the clients of a run, tasks run to the cap, and the process's own
+// CPU, memory and file descriptors.
+
+#include "cli/common.hpp"
+
+#include <redisync/redisync.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace redisync::cli::bench {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using clock_type = std::chrono::steady_clock;
+
+inline constexpr std::int64_t many = 1'000'000'000;
+
+// The knobs of WORKLOADS.md, from the environment as run.sh sets them.
+struct params {
+  std::int64_t lease_ms = env_number("LEASE_MS", 30000, 30, one_day_ms);
+  std::int64_t warmup = env_number("WARMUP", 200, 0, many);
+  std::int64_t cap_s = env_number("CAP_S", 60, 1, 24 * 3600);
+  std::int64_t w1_n = env_number("W1_N", 20000, 1, many);
+  std::int64_t w2_c = env_number("W2_C", 16, 1, 10000);
+  std::int64_t w2_m = env_number("W2_M", 4000, 1, many);
+  std::int64_t w3_c = env_number("W3_C", 64, 1, 10000);
+  std::int64_t w3_keys = env_number("W3_KEYS", 1000, 1, many);
+  std::int64_t w3_ops = env_number("W3_OPS", 20000, 1, many);
+  std::int64_t s1_n = env_number("S1_N", 10000, 1, 1'000'000);
+  std::int64_t s2_n = env_number("S2_N", 100000, 1, 10'000'000);
+  std::int64_t s2_s = env_number("S2_S", 60, 1, 3600);
+  std::int64_t s3_w = env_number("S3_W", 1000, 0, 1'000'000);
+  std::int64_t s3_k = env_number("S3_K", 500, 1, 100'000);
+};
+
+
+double r2(double x);
+// Nearest rank: sort, p = s[max(0, ceil(p/100 * n) - 1)].
+double percentile(std::vector<double> v, double p);
+
+// mulberry32, seeded as in common.mjs: the same key sequence as every peer.
+class mulberry32 {
+ public:
+  explicit mulberry32(std::uint32_t seed) : a_{seed} {}
+  double next() {
+    a_ += 0x6d2b79f5u;
+    std::uint32_t t = a_;
+    t = (t ^ (t >> 15)) * (t | 1u);
+    t ^= t + (t ^ (t >> 7)) * (t | 61u);
+    return double(t ^ (t >> 14)) / 4294967296.0;
+  }
+
+ private:
+  std::uint32_t a_;
+};
+
+using stats_map = std::map<std::string, std::int64_t>;
+// Calls per command from INFO commandstats.
+asio::awaitable<stats_map> command_stats(client& admin);
+// Microseconds Redis spent in a command so far.
+asio::awaitable<double> command_usec(client& admin, std::string const& command);
+// Redis's CPU seconds so far (INFO cpu, user + system).
+asio::awaitable<double> server_cpu_s(client& admin);
+
+struct command_delta {
+  double per_op = 0;
+  double scripts_per_op = 0;
+  json::object breakdown;
+};
+command_delta delta(stats_map const& before, stats_map const& after, std::int64_t per);
+
+struct bench_context {
+  params p;
+  bool watchdog = false;
+  client& c;
+  client& admin;  // a second client: its commands are not the lock's
+
+  lock make(owner const& me, std::string key) const { return me.lock(std::move(key)); }
+
+  asio::awaitable<held> acquire(lock& l) const {
+    if (watchdog) co_return co_await l.acquire(asio::use_awaitable);
+    co_return co_await l.acquire(std::chrono::milliseconds{p.lease_ms}, asio::use_awaitable);
+  }
+
+  asio::awaitable<void> warmup(std::string const& key) const {
+    auto me = c.new_owner();
+    auto l = me.lock(key);
+    for (std::int64_t i = 0; i < p.warmup; ++i) {
+      auto h = co_await acquire(l);
+      co_await h.release(asio::use_awaitable);
+    }
+  }
+};
+
+// Runs `count` tasks and waits until they end or the cap passes (then 2 s of grace); true if capped.
+asio::awaitable<bool> run_tasks(std::int64_t count, std::int64_t cap_s, bool& stop,
+                                std::function<asio::awaitable<void>(int)> const& task);
+
+// This process: CPU seconds (user + system), resident and peak resident memory, open descriptors.
+double process_cpu_s();
+std::int64_t rss_kb();
+std::int64_t peak_rss_kb();
+std::int64_t open_fds();
+
+// The scale workloads (bench_scale.cpp): S1 with `cold` true or false, S2, S3.
+asio::awaitable<json::object> s1(bench_context& b, bool cold);
+asio::awaitable<json::object> s2(bench_context& b);
+asio::awaitable<json::object> s3(bench_context& b);
+
+}  // namespace redisync::cli::bench

@@ -1,0 +1,228 @@
+// The scale workloads of WORKLOADS.md, which only redisync runs: S1 many waiters on one lock (on a
+// cold or warm script cache), S2 many locks held by the watchdog, S3 reconnect churn under waiters.
+
+#include "cli/bench.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+
+#include <algorithm>
+
+namespace redisync::cli::bench {
+
+namespace {
+
+using boost::system::error_code;
+
+asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
+  asio::steady_timer t{co_await asio::this_coro::executor, d};
+  co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+// Waits until `condition` holds, looking every 5 ms, at most `limit`; false if it never did.
+asio::awaitable<bool> wait_until(std::function<bool()> condition, std::chrono::seconds limit) {
+  auto const deadline = clock_type::now() + limit;
+  while (!condition()) {
+    if (clock_type::now() > deadline) co_return false;
+    co_await sleep_for(std::chrono::milliseconds{5});
+  }
+  co_return true;
+}
+
+std::int64_t calls(stats_map const& before, stats_map const& after, std::string const& command) {
+  auto const a = after.find(command);
+  auto const b = before.find(command);
+  return (a == after.end() ? 0 : a->second) - (b == before.end() ? 0 : b->second);
+}
+
+}  // namespace
+
+asio::awaitable<json::object> s1(bench_context& b, bool cold) {
+  auto const n = b.p.s1_n;
+  std::string const key = "bench:s1:lock";
+  client holder_client{co_await asio::this_coro::executor, b.c.cfg()};
+  holder_client.start();
+  auto holder = co_await holder_client.make_lock(key).acquire(asio::use_awaitable);
+  if (cold) {
+    resp::request flush;
+    flush.push("SCRIPT", "FLUSH");
+    co_await command(b.admin, std::move(flush));
+  }
+  auto const idle_rss = rss_kb();
+  auto const cpu_before = process_cpu_s();
+  auto const before = co_await command_stats(b.admin);
+  std::vector<clock_type::time_point> acquired;
+  acquired.reserve(static_cast<std::size_t>(n));
+  std::int64_t errors = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    b.c.make_lock(key).acquire([&](error_code ec, held h) {
+      if (ec) {
+        ++errors;
+        return;
+      }
+      acquired.push_back(clock_type::now());
+      h.release(asio::detached);
+    });
+  }
+  bool const waiting = co_await wait_until([&] { return b.c.stats().waiters + errors >= std::size_t(n); }, std::chrono::seconds{120});
+  co_await sleep_for(std::chrono::milliseconds{1000});  // the holder keeps it 1 s
+  auto const waiting_rss = rss_kb();
+  auto const released = clock_type::now();
+  co_await holder.release(asio::use_awaitable);
+  bool const drained =
+      co_await wait_until([&] { return std::int64_t(acquired.size()) + errors >= n; }, std::chrono::seconds{120});
+  double const drain_s = std::chrono::duration<double>(clock_type::now() - released).count();
+  auto const after = co_await command_stats(b.admin);
+  auto const peak = peak_rss_kb();
+  double max_gap = 0;
+  auto last = released;
+  for (auto const t : acquired) {
+    max_gap = std::max(max_gap, std::chrono::duration<double, std::milli>(t - last).count());
+    last = t;
+  }
+  auto const done = std::int64_t(acquired.size());
+  holder_client.stop();
+  co_return json::object{
+      {"n", n},
+      {"cold", cold},
+      {"capped", !waiting || !drained},
+      {"errors", errors},
+      {"drain_s", r2(drain_s)},
+      {"max_gap_ms", r2(max_gap)},
+      {"scripts_per_cs", r2(double(calls(before, after, "evalsha") + calls(before, after, "eval")) / double(std::max<std::int64_t>(done, 1)))},
+      {"full_scripts", calls(before, after, "eval") + calls(before, after, "script|load")},
+      {"peak_rss_kb", peak},
+      {"rss_per_waiter_kb", r2(double(peak - idle_rss) / double(n))},
+      {"rss_per_waiting_waiter_kb", r2(double(waiting_rss - idle_rss) / double(n))},
+      {"rss_after_kb", rss_kb()},
+      {"client_cpu_s", r2(process_cpu_s() - cpu_before)},
+      {"safety_ok", errors == 0 && done == n}};
+}
+
+asio::awaitable<json::object> s2(bench_context& b) {
+  auto const n = b.p.s2_n;
+  auto const idle_rss = rss_kb();
+  auto const t0 = clock_type::now();
+  std::vector<held> holds;
+  holds.reserve(static_cast<std::size_t>(n));
+  std::int64_t errors = 0;
+  std::int64_t started = 0;
+  // Many acquires in flight at once, as a service with many tasks would have.
+  for (std::int64_t i = 0; i < n; ++i) {
+    b.c.make_lock("bench:s2:lock:" + std::to_string(i)).acquire([&](error_code ec, held h) {
+      ++started;
+      if (ec) {
+        ++errors;
+        return;
+      }
+      holds.push_back(std::move(h));
+    });
+  }
+  co_await wait_until([&] { return started >= n; }, std::chrono::seconds{600});
+  double const acquire_all_s = std::chrono::duration<double>(clock_type::now() - t0).count();
+  auto const cpu0 = process_cpu_s();
+  auto const server0 = co_await server_cpu_s(b.admin);
+  auto const usec0 = co_await command_usec(b.admin, "evalsha");
+  auto const stats0 = co_await command_stats(b.admin);
+  auto const renewal_calls0 = b.c.stats().renewal_batches;
+  auto const renewals0 = b.c.stats().renewals;
+  co_await sleep_for(std::chrono::seconds{b.p.s2_s});
+  auto const cpu1 = process_cpu_s();
+  auto const server1 = co_await server_cpu_s(b.admin);
+  auto const usec1 = co_await command_usec(b.admin, "evalsha");
+  auto const stats1 = co_await command_stats(b.admin);
+  auto const renewal_calls = b.c.stats().renewal_batches - renewal_calls0;
+  auto const renewals = b.c.stats().renewals - renewals0;
+  auto const evalsha_calls = calls(stats0, stats1, "evalsha");
+  auto const rss = rss_kb();
+  // Every lock's TTL, read in pipelines of 1,000.
+  std::int64_t min_pttl = std::numeric_limits<std::int64_t>::max();
+  for (std::int64_t i = 0; i < n; i += 1000) {
+    resp::request req;
+    for (std::int64_t j = i; j < std::min(n, i + 1000); ++j) req.push("PTTL", "bench:s2:lock:" + std::to_string(j));
+    auto replies = co_await b.admin.exec(std::move(req), asio::use_awaitable);
+    for (auto const& r : replies) min_pttl = std::min(min_pttl, r.integer());
+  }
+  bool all_held = true;
+  for (auto& h : holds) all_held = all_held && h.status() == hold_status::held;
+  for (auto& h : holds) h.release(asio::detached);
+  co_await wait_until([&] { return b.c.stats().holds == 0; }, std::chrono::seconds{600});
+  resp::request count;
+  count.push("DBSIZE");
+  auto const keys_left = (co_await command(b.admin, std::move(count))).integer();
+  double const seconds = double(b.p.s2_s);
+  co_return json::object{
+      {"n", n},
+      {"errors", errors},
+      {"capped", false},
+      {"acquire_all_s", r2(acquire_all_s)},
+      {"client_cpu_pct", r2(100 * (cpu1 - cpu0) / seconds)},
+      {"server_cpu_pct", r2(100 * (server1 - server0) / seconds)},
+      {"renewal_calls_per_s", r2(double(renewal_calls) / seconds)},
+      {"keys_per_renewal_call", r2(double(renewals) / double(std::max<std::uint64_t>(renewal_calls, 1)))},
+      {"server_us_per_renewal_call", r2((usec1 - usec0) / double(std::max<std::int64_t>(evalsha_calls, 1)))},
+      {"rss_per_lock_kb", r2(double(rss - idle_rss) / double(n))},
+      {"min_pttl_ms", min_pttl},
+      {"all_held", all_held},
+      {"keys_left", keys_left},
+      {"safety_ok", errors == 0 && all_held && min_pttl > 0}};
+}
+
+asio::awaitable<json::object> s3(bench_context& b) {
+  std::string const key = "bench:s3:lock";
+  auto holder = co_await b.c.make_lock(key).acquire(asio::use_awaitable);
+  auto const token = holder.token();
+  std::int64_t done = 0;
+  for (std::int64_t i = 0; i < b.p.s3_w; ++i) {
+    b.c.make_lock(key).acquire([&done](error_code, held h) {
+      ++done;
+      if (h) h.release(asio::detached);
+    });
+  }
+  co_await wait_until([&] { return b.c.stats().waiters >= std::size_t(b.p.s3_w); }, std::chrono::seconds{120});
+  co_await sleep_for(std::chrono::milliseconds{200});  // the first waiter's attempt after subscribing
+  auto const fds_before = open_fds();
+  auto const rss_before = rss_kb();
+  auto const connects0 = b.c.stats().connects;
+  auto const renewals0 = b.c.stats().renewal_batches;
+  auto const before = co_await command_stats(b.admin);
+  std::int64_t kills = 0;
+  for (std::int64_t k = 0; k < b.p.s3_k; ++k) {
+    resp::request id;
+    id.push("CLIENT", "ID");
+    auto const own_id = (co_await command(b.c, std::move(id))).integer();
+    resp::request kill;
+    kill.push("CLIENT", "KILL", "ID", own_id);
+    kills += (co_await command(b.admin, std::move(kill))).integer();
+    co_await sleep_for(std::chrono::milliseconds{50});
+  }
+  auto const reconnected = co_await wait_until([&] { return b.c.stats().connects >= connects0 + kills; }, std::chrono::seconds{30});
+  co_await sleep_for(std::chrono::milliseconds{200});
+  auto const after = co_await command_stats(b.admin);
+  auto const reconnects = std::int64_t(b.c.stats().connects - connects0);
+  // Each attempt after a reconnect finds the lock taken: HEXISTS in the script. CLIENT ID calls are
+  // ours; renewal calls are not attempts.
+  auto const attempts = calls(before, after, "hexists");
+  bool const hold_kept = holder.token() == token && holder.status() == hold_status::held;
+  auto const renewal_calls = std::int64_t(b.c.stats().renewal_batches - renewals0);
+  co_await holder.release(asio::use_awaitable);
+  co_await wait_until([&] { return done >= b.p.s3_w; }, std::chrono::seconds{120});
+  co_return json::object{
+      {"kills", kills},
+      {"waiters", b.p.s3_w},
+      {"capped", !reconnected},
+      {"reconnects", reconnects},
+      {"spurious_reconnects", reconnects - kills},
+      {"scripts_per_reconnect", r2(double(attempts) / double(std::max<std::int64_t>(kills, 1)))},
+      {"renewal_calls", renewal_calls},
+      {"fds_before", fds_before},
+      {"fds_after", open_fds()},
+      {"rss_before_kb", rss_before},
+      {"rss_after_kb", rss_kb()},
+      {"hold_kept", hold_kept},
+      {"safety_ok", hold_kept && done == b.p.s3_w}};
+}
+
+}  // namespace redisync::cli::bench

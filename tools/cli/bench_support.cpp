@@ -1,0 +1,157 @@
+#include "cli/bench.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace redisync::cli::bench {
+
+double r2(double x) { return std::round(x * 100) / 100; }
+
+// Nearest rank: sort, p = s[max(0, ceil(p/100 * n) - 1)].
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  auto const rank = static_cast<std::size_t>(std::max(0.0, std::ceil(p / 100 * double(v.size())) - 1));
+  return v[std::min(rank, v.size() - 1)];
+}
+
+namespace {
+
+// The value of `field` in an INFO section's text, as a number.
+double info_number(std::string_view text, std::string_view field) {
+  auto const at = text.find(std::string{field} + ":");
+  if (at == std::string_view::npos) return 0;
+  auto const start = at + field.size() + 1;
+  return std::strtod(std::string{text.substr(start, text.find('\r', start) - start)}.c_str(), nullptr);
+}
+
+std::int64_t status_kb(std::string_view field) {
+  std::ifstream in{"/proc/self/status"};
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(field)) return std::strtoll(line.c_str() + field.size(), nullptr, 10);
+  }
+  return 0;
+}
+
+}  // namespace
+
+
+asio::awaitable<stats_map> command_stats(client& admin) {
+  resp::request req;
+  req.push("INFO", "commandstats");
+  auto replies = co_await admin.exec(std::move(req), asio::use_awaitable);
+  stats_map out;
+  std::string_view text = replies.front().text();
+  while (!text.empty()) {
+    auto const end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    if (!line.starts_with("cmdstat_")) continue;
+    auto const colon = line.find(":calls=");
+    if (colon == std::string_view::npos) continue;
+    auto const calls = line.substr(colon + 7, line.find(',', colon) - colon - 7);
+    std::int64_t n = 0;
+    std::from_chars(calls.data(), calls.data() + calls.size(), n);
+    out[std::string{line.substr(8, colon - 8)}] = n;
+  }
+  co_return out;
+}
+
+
+command_delta delta(stats_map const& before, stats_map const& after, std::int64_t per) {
+  std::vector<std::pair<std::string, std::int64_t>> d;
+  std::int64_t total = 0;
+  for (auto const& [name, calls] : after) {
+    if (name == "info") continue;
+    auto const it = before.find(name);
+    std::int64_t const x = calls - (it == before.end() ? 0 : it->second);
+    if (x > 0) {
+      d.emplace_back(name, x);
+      total += x;
+    }
+  }
+  std::stable_sort(d.begin(), d.end(), [](auto const& a, auto const& b) { return a.second > b.second; });
+  command_delta out;
+  per = std::max<std::int64_t>(per, 1);
+  std::int64_t scripts = 0;
+  for (auto const& [name, x] : d) {
+    out.breakdown[name] = r2(double(x) / double(per));
+    if (name == "eval" || name == "evalsha" || name == "fcall") scripts += x;
+  }
+  out.per_op = r2(double(total) / double(per));
+  out.scripts_per_op = r2(double(scripts) / double(per));
+  return out;
+}
+
+asio::awaitable<double> command_usec(client& admin, std::string const& command) {
+  resp::request req;
+  req.push("INFO", "commandstats");
+  auto replies = co_await admin.exec(std::move(req), asio::use_awaitable);
+  std::string_view const text = replies.front().text();
+  auto const at = text.find("cmdstat_" + command + ":");
+  if (at == std::string_view::npos) co_return 0.0;
+  co_return info_number(text.substr(at), "usec");
+}
+
+asio::awaitable<double> server_cpu_s(client& admin) {
+  resp::request req;
+  req.push("INFO", "cpu");
+  auto replies = co_await admin.exec(std::move(req), asio::use_awaitable);
+  std::string_view const text = replies.front().text();
+  co_return info_number(text, "used_cpu_sys") + info_number(text, "used_cpu_user");
+}
+
+// Runs `count` tasks and waits until they end or the cap passes (then 2 s of grace).
+asio::awaitable<bool> run_tasks(std::int64_t count, std::int64_t cap_s, bool& stop,
+                                std::function<asio::awaitable<void>(int)> const& task) {
+  auto ex = co_await asio::this_coro::executor;
+  auto running = std::make_shared<std::int64_t>(count);
+  auto all_done = std::make_shared<asio::steady_timer>(ex, asio::steady_timer::time_point::max());
+  for (int i = 0; i < count; ++i) {
+    asio::co_spawn(ex, task(i), [running, all_done](std::exception_ptr e) {
+      if (e) {
+        try {
+          std::rethrow_exception(e);
+        } catch (std::exception const& ex) {
+          std::cerr << "bench task failed: " << ex.what() << "\n";
+        }
+      }
+      if (--*running == 0) all_done->cancel();
+    });
+  }
+  all_done->expires_after(std::chrono::seconds{cap_s});
+  co_await all_done->async_wait(asio::as_tuple(asio::use_awaitable));
+  if (*running == 0) co_return false;
+  stop = true;
+  all_done->expires_after(std::chrono::seconds{2});
+  co_await all_done->async_wait(asio::as_tuple(asio::use_awaitable));
+  co_return true;
+}
+
+double process_cpu_s() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  auto const seconds = [](timeval t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+  return seconds(u.ru_utime) + seconds(u.ru_stime);
+}
+
+std::int64_t rss_kb() { return status_kb("VmRSS:"); }
+
+std::int64_t peak_rss_kb() { return status_kb("VmHWM:"); }
+
+std::int64_t open_fds() {
+  return std::distance(std::filesystem::directory_iterator{"/proc/self/fd"}, std::filesystem::directory_iterator{});
+}
+
+}  // namespace redisync::cli::bench
