@@ -12,7 +12,7 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 
 client::client(executor_type ex, config cfg)
-    : core_{std::make_shared<detail::sync::client_core>(std::move(ex), std::move(cfg))} {}
+    : core_{detail::sync::client_core::create(std::move(ex), std::move(cfg))} {}
 
 client::~client() { stop(); }
 

@@ -29,7 +29,7 @@ void script_runner::when_loaded(script const& s, routing::slot_type slot, std::f
   if (waiting.size() > 1) return;  // a load is on its way
   resp::request req;
   req.push("SCRIPT", "LOAD", s.source);
-  auto on_loaded = [this, &s, node_id = router_.node_of(slot)](error_code ec, io::response replies) {
+  auto on_loaded = [this, anchor = anchor_(), &s, node_id = router_.node_of(slot)](error_code ec, io::response replies) {
     if (!ec) ec = io::check_replies(replies);
     auto waiters = std::move(node(node_id).loading[&s]);
     node(node_id).loading.erase(&s);

@@ -18,7 +18,9 @@ namespace redisync::detail {
 
 class script_runner {
  public:
-  explicit script_runner(routing::router& r) : router_{r} {}
+  // `anchor` keeps the client alive while a load is pending.
+  script_runner(routing::router& r, std::function<std::shared_ptr<void>()> anchor)
+      : router_{r}, anchor_{std::move(anchor)} {}
 
   routing::router& router() noexcept { return router_; }
 
@@ -41,6 +43,7 @@ class script_runner {
   node_scripts& node(routing::node_id id);
 
   routing::router& router_;
+  std::function<std::shared_ptr<void>()> anchor_;
   std::vector<node_scripts> nodes_;
 };
 

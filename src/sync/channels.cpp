@@ -33,7 +33,7 @@ void channels::acquire(std::string const& channel, routing::slot_type slot,
 void channels::subscribe(std::string const& channel, std::shared_ptr<entry> const& e) {
   e->st = state::subscribing;
   auto const generation = ++e->generation;
-  auto on_done = [this, e, generation, channel](error_code ec) {
+  auto on_done = [this, anchor = anchor_(), e, generation, channel](error_code ec) {
     if (e->generation != generation) return;
     e->result = ec;
     e->st = ec ? state::idle : state::subscribed;
@@ -63,7 +63,7 @@ void channels::release(std::string const& channel) {
 
 void channels::start_linger(std::string const& channel, std::shared_ptr<entry> const& e) {
   e->linger.expires_after(linger_);
-  e->linger.async_wait(asio::bind_executor(router_.strand(), [this, e, channel](error_code ec) {
+  e->linger.async_wait(asio::bind_executor(router_.strand(), [this, anchor = anchor_(), e, channel](error_code ec) {
     if (ec || stopped_ || e->refs > 0 || e->st != state::subscribed) return;
     unsubscribe(channel, e);
   }));
@@ -81,7 +81,7 @@ void channels::drop_unwanted(std::string const& channel) {
 void channels::unsubscribe(std::string const& channel, std::shared_ptr<entry> const& e) {
   e->st = state::unsubscribing;
   auto const generation = ++e->generation;
-  auto on_done = [this, e, generation, channel](error_code) {
+  auto on_done = [this, anchor = anchor_(), e, generation, channel](error_code) {
     if (e->generation != generation) return;
     e->st = state::idle;
     erase_if_unused(channel, e);
@@ -115,7 +115,7 @@ void channels::flush(std::function<void(error_code)> done) {
   std::vector<std::string> names;
   for (auto const& [channel, e] : dropping) names.push_back(channel);
   auto const slot = dropping.front().second->slot;
-  auto on_done = [this, dropping = std::move(dropping), done = std::move(done)](error_code ec) {
+  auto on_done = [this, anchor = anchor_(), dropping = std::move(dropping), done = std::move(done)](error_code ec) {
     for (auto const& [channel, e] : dropping) {
       if (e->st == state::unsubscribing) erase_if_unused(channel, e);
     }

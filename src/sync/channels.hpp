@@ -19,9 +19,13 @@
 
 namespace redisync::detail::sync {
 
+// Keeps the client alive while something it started is pending.
+using anchor_fn = std::function<std::shared_ptr<void>()>;
+
 class channels {
  public:
-  channels(routing::router& r, std::chrono::milliseconds linger) : router_{r}, linger_{linger} {}
+  channels(routing::router& r, std::chrono::milliseconds linger, anchor_fn anchor)
+      : router_{r}, linger_{linger}, anchor_{std::move(anchor)} {}
 
   // Takes a reference on `channel` and calls `confirmed` once Redis has confirmed the subscription
   // (or with the error that prevented it; the reference is held either way).
@@ -60,6 +64,7 @@ class channels {
 
   routing::router& router_;
   std::chrono::milliseconds linger_;
+  anchor_fn anchor_;
   bool stopped_ = false;
   std::unordered_map<std::string, std::shared_ptr<entry>> entries_;
   std::atomic<std::size_t> count_{0};

@@ -58,21 +58,33 @@ class timer_alarm final : public alarm {
 
 }  // namespace
 
-client_core::client_core(asio::any_io_executor ex, config cfg)
+std::shared_ptr<client_core> client_core::create(asio::any_io_executor ex, config cfg) {
+  auto core = std::make_shared<client_core>(private_tag{}, std::move(ex), std::move(cfg));
+  *core->self_ = core;
+  return core;
+}
+
+// The connection's events and the members' pending callbacks reach this client only while it is
+// alive: through `self_`, never through a pointer that could dangle.
+client_core::client_core(private_tag, asio::any_io_executor ex, config cfg)
     : cfg_{std::move(cfg)},
       router_{std::make_unique<routing::standalone>(
           std::move(ex), cfg_,
           routing::router_events{
-              .push = [this](resp::value const& v) { on_push(v); },
-              .connected = [this](routing::node_id) { on_connected(); },
-              .extend_handshake = [this](routing::node_id node, resp::request& req) {
-                runner_.extend_handshake(node, req);
+              .push = [self = self_](resp::value const& v) {
+                if (auto core = self->lock()) core->on_push(v);
+              },
+              .connected = [self = self_](routing::node_id) {
+                if (auto core = self->lock()) core->on_connected();
+              },
+              .extend_handshake = [self = self_](routing::node_id node, resp::request& req) {
+                if (auto core = self->lock()) core->runner_.extend_handshake(node, req);
               }})},
       strand_{router_->strand()},
-      runner_{*router_},
-      channels_{*router_, cfg_.subscription_linger},
+      runner_{*router_, [self = self_]() -> std::shared_ptr<void> { return self->lock(); }},
+      channels_{*router_, cfg_.subscription_linger, [self = self_]() -> std::shared_ptr<void> { return self->lock(); }},
       leases_{runner_, cfg_.watchdog_tick,
-              {.anchor = [this]() -> std::shared_ptr<void> { return shared_from_this(); },
+              {.anchor = [self = self_]() -> std::shared_ptr<void> { return self->lock(); },
                .lose = [this](std::shared_ptr<hold_state> const& h) { lose(h); },
                .emit = [this](event_kind k, event_level l, std::string_view lock, std::string_view owner,
                               error_code ec, std::string_view detail) { emit(k, l, lock, owner, ec, detail); }}},

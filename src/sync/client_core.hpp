@@ -24,8 +24,11 @@ namespace redisync::detail::sync {
 using error_code = io::error_code;
 
 class client_core final : public wait_host, public std::enable_shared_from_this<client_core> {
+  struct private_tag {};
+
  public:
-  client_core(boost::asio::any_io_executor ex, config cfg);
+  static std::shared_ptr<client_core> create(boost::asio::any_io_executor ex, config cfg);
+  client_core(private_tag, boost::asio::any_io_executor ex, config cfg);
   ~client_core() override;
 
   // ---- the host of acquire loops
@@ -86,6 +89,9 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   void on_connected();
   void forget_hold(std::shared_ptr<hold_state> const& hold);
 
+  // This client, for callbacks that run after it may be gone (set by create()). Made before the
+  // members whose callbacks use it.
+  std::shared_ptr<std::weak_ptr<client_core>> self_ = std::make_shared<std::weak_ptr<client_core>>();
   config cfg_;
   std::unique_ptr<routing::router> router_;
   boost::asio::any_io_executor strand_;

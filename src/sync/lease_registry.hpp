@@ -50,6 +50,9 @@ class lease_registry {
   };
 
   lease_registry(script_runner& runner, std::chrono::milliseconds tick, callbacks cb);
+  ~lease_registry() { *alive_ = false; }  // a cancelled timer wait may still run
+  lease_registry(lease_registry const&) = delete;
+  lease_registry& operator=(lease_registry const&) = delete;
 
   // The next renewal a third of the lease after `base`.
   void schedule_renewal(std::shared_ptr<hold_state> const& hold, clock_type::time_point base);

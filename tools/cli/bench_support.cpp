@@ -99,9 +99,12 @@ asio::awaitable<double> command_usec(client& admin, std::string const& command) 
   req.push("INFO", "commandstats");
   auto replies = co_await admin.exec(std::move(req), asio::use_awaitable);
   std::string_view const text = replies.front().text();
+  // cmdstat_evalsha:calls=3,usec=120,usec_per_call=40.00,...
   auto const at = text.find("cmdstat_" + command + ":");
   if (at == std::string_view::npos) co_return 0.0;
-  co_return info_number(text.substr(at), "usec");
+  auto const usec = text.find(",usec=", at);
+  if (usec == std::string_view::npos) co_return 0.0;
+  co_return std::strtod(std::string{text.substr(usec + 6, text.find(',', usec + 6) - usec - 6)}.c_str(), nullptr);
 }
 
 asio::awaitable<double> server_cpu_s(client& admin) {

@@ -1,0 +1,67 @@
+// The scale workloads of `redisync bench` (S1-S3) at a size CI can afford, each on its own
+// redis-server: the same JSON line as the full runs, and the same promises.
+
+#include "process/redis_server.hpp"
+#include "support/processes.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+
+using namespace std::chrono_literals;
+using redisync::process::redis_server;
+
+namespace {
+
+// Runs `redisync bench` with `args` and the environment `env`, and returns its JSON line.
+boost::json::object bench(std::vector<std::string> args, std::vector<std::pair<char const*, char const*>> env) {
+  redis_server redis;
+  redisync::test::temp_dir dir;
+  args.insert(args.begin(), {"bench", "--redis", redis.url()});
+  for (auto const& [name, value] : env) ::setenv(name, value, 1);
+  redisync::test::child tool{REDISYNC_TOOL_PATH, args, dir.path / "out"};
+  for (auto const& [name, value] : env) ::unsetenv(name);
+  BOOST_TEST_REQUIRE(tool.wait(180s), "the workload did not finish");
+  BOOST_TEST_REQUIRE(tool.exit_code() == 0);
+  auto lines = tool.lines();
+  BOOST_TEST_REQUIRE(lines.size() == 1u);
+  BOOST_TEST_MESSAGE(boost::json::serialize(lines[0]));
+  return lines[0];
+}
+
+double number(boost::json::object const& o, char const* field) { return o.at(field).to_number<double>(); }
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(scale_workloads)
+
+BOOST_AUTO_TEST_CASE(s1_many_waiters_drain_without_gaps_and_a_cold_cache_costs_one_full_script) {
+  for (bool cold : {false, true}) {
+    std::vector<std::string> args{"--workload", "S1"};
+    if (cold) args.push_back("--cold");
+    auto const r = bench(args, {{"S1_N", "300"}});
+    BOOST_TEST(r.at("safety_ok").as_bool());
+    BOOST_TEST(number(r, "full_scripts") == (cold ? 1 : 0));
+    BOOST_TEST(number(r, "max_gap_ms") < 200);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(s2_many_held_locks_are_renewed_in_bounded_calls_and_leave_nothing) {
+  auto const r = bench({"--workload", "S2", "--watchdog"}, {{"S2_N", "1000"}, {"S2_S", "3"}, {"LEASE_MS", "1500"}});
+  BOOST_TEST(r.at("safety_ok").as_bool());
+  BOOST_TEST(number(r, "keys_per_renewal_call") <= 100);
+  BOOST_TEST(number(r, "keys_per_renewal_call") > 1);
+  BOOST_TEST(number(r, "min_pttl_ms") > 0);
+  BOOST_TEST(number(r, "keys_left") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(s3_reconnect_churn_keeps_the_hold_and_wakes_no_herd) {
+  auto const r = bench({"--workload", "S3", "--watchdog"}, {{"S3_W", "100"}, {"S3_K", "20"}});
+  BOOST_TEST(r.at("safety_ok").as_bool());
+  BOOST_TEST(r.at("hold_kept").as_bool());
+  BOOST_TEST(number(r, "spurious_reconnects") == 0);
+  BOOST_TEST(number(r, "scripts_per_reconnect") <= 1);
+  BOOST_TEST(number(r, "fds_after") == number(r, "fds_before"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
