@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds redisync with AddressSanitizer and UndefinedBehaviorSanitizer and runs every test tier
-# (unit, integration, fault), then fuzzes the RESP3 parser for 60 s. Installs what is missing.
+# (unit, integration, fault, thread), runs the thread tier again under ThreadSanitizer, then fuzzes
+# the RESP3 parser for 60 s. Installs what is missing.
 #   scripts/test.sh            everything above
 #   FUZZ_SECONDS=0 scripts/test.sh   skip the fuzzer
 #   CTEST_ARGS='-L unit' scripts/test.sh   a subset
@@ -21,6 +22,13 @@ cmake --preset debug >/dev/null
 cmake --build --preset debug -j "$jobs"
 # Soak tests carry the label "soak" and only run when asked for (CTEST_ARGS='-L soak').
 ctest --preset debug -j 1 --label-exclude soak ${CTEST_ARGS:-}
+
+# The thread tier again, under ThreadSanitizer (a build of the library and that tier alone).
+if [[ -z "${CTEST_ARGS:-}" ]]; then
+  cmake --preset tsan >/dev/null
+  cmake --build --preset tsan -j "$jobs"
+  ctest --preset tsan
+fi
 
 fuzz_seconds=${FUZZ_SECONDS:-60}
 if [[ "$fuzz_seconds" -gt 0 ]]; then

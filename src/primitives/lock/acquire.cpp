@@ -32,17 +32,17 @@ template <class Signature>
 void start(std::shared_ptr<sync::client_core> core, acquire_args a, asio::any_completion_handler<Signature> h) {
   pending_handler<Signature> handler{std::move(h), core->completion_executor()};
   auto strand = core->strand();
-  auto begin = [core = std::move(core), a = std::move(a), handler = std::move(handler)]() mutable {
-    auto slot = handler.cancellation_slot();
+  // The caller's cancellation slot is assigned here, on the caller's thread, where it is emitted;
+  // its emissions reach the op on the strand, after the op was made there.
+  auto op_cell = std::make_shared<std::weak_ptr<sync::acquire_op>>();
+  bool const cancellable = sync::forward_cancellation(handler, strand, [op_cell](asio::cancellation_type t) {
+    if (auto op = op_cell->lock()) op->cancel(t);
+  });
+  auto begin = [core = std::move(core), a = std::move(a), handler = std::move(handler), op_cell,
+                cancellable]() mutable {
     auto op = std::make_shared<lock_acquire>(core, std::move(a), std::move(handler));
-    if (slot.is_connected()) {
-      op->enable_attempt_cancellation();
-      slot.assign([weak = std::weak_ptr<sync::acquire_op>{op}, strand = core->strand()](asio::cancellation_type t) {
-        asio::post(strand, [weak, t] {
-          if (auto op = weak.lock()) op->cancel(t);
-        });
-      });
-    }
+    *op_cell = op;
+    if (cancellable) op->enable_attempt_cancellation();
     op->start();
   };
   asio::dispatch(strand, std::move(begin));

@@ -1,0 +1,2 @@
+#define BOOST_TEST_MODULE redisync thread-safety tests
+#include <boost/test/unit_test.hpp>
