@@ -19,27 +19,21 @@ using namespace std::chrono_literals;
 
 BOOST_AUTO_TEST_SUITE(connection_sessions)
 
-BOOST_AUTO_TEST_CASE(replies_due_after_a_read_are_read_by_polling) {
-  redisync::process::redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    // The budget is far longer than a loopback round trip.
-    connection conn{ctx.get_executor(), with_reply_spin(redis, 10ms)};
-    running r{conn};
+BOOST_FIXTURE_TEST_CASE(replies_due_after_a_read_are_read_by_polling, connection_env) {
+  run([&](asio::io_context&, connection& conn) -> asio::awaitable<void> {
     co_await conn.exec(command("PING"), asio::use_awaitable);
     auto const before = conn.stats();
     co_await incr_in_sequence(conn, "polled", 100);
     auto const after = conn.stats();
     // Generous: a reply later than 10 ms (a stalled machine) is read after a sleep instead.
     BOOST_TEST(after.reply_spin_hits - before.reply_spin_hits >= 50u);
-    co_await r.stop();
+  }, [](config& cfg) {
+    cfg.reply_spin = 10ms;  // far longer than a loopback round trip
   });
 }
 
-BOOST_AUTO_TEST_CASE(a_reply_slower_than_the_spin_budget_is_read_after_a_sleep) {
-  redisync::process::redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    connection conn{ctx.get_executor(), with_reply_spin(redis, 1ms)};
-    running r{conn};
+BOOST_FIXTURE_TEST_CASE(a_reply_slower_than_the_spin_budget_is_read_after_a_sleep, connection_env) {
+  run([&](asio::io_context&, connection& conn) -> asio::awaitable<void> {
     co_await conn.exec(command("PING"), asio::use_awaitable);
     auto const before = conn.stats();
     // BLPOP on an empty list replies with a null after its 100 ms timeout.
@@ -48,26 +42,26 @@ BOOST_AUTO_TEST_CASE(a_reply_slower_than_the_spin_budget_is_read_after_a_sleep) 
     BOOST_TEST(conn.stats().reply_spin_misses - before.reply_spin_misses == 1u);
     auto const pong = co_await conn.exec(command("PING"), asio::use_awaitable);
     BOOST_TEST(pong.at(0).text() == "PONG");
-    co_await r.stop();
+  }, [](config& cfg) {
+    cfg.reply_spin = 1ms;
   });
 }
 
-BOOST_AUTO_TEST_CASE(with_a_spin_budget_of_zero_the_connection_never_polls) {
-  redisync::process::redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    connection conn{ctx.get_executor(), with_reply_spin(redis, 0us)};
-    running r{conn};
+BOOST_FIXTURE_TEST_CASE(with_a_spin_budget_of_zero_the_connection_never_polls, connection_env) {
+  run([&](asio::io_context&, connection& conn) -> asio::awaitable<void> {
     co_await incr_in_sequence(conn, "slept", 20);
     BOOST_TEST(conn.stats().reply_spin_hits == 0u);
     BOOST_TEST(conn.stats().reply_spin_misses == 0u);
-    co_await r.stop();
+  }, [](config& cfg) {
+    cfg.reply_spin = 0us;
   });
 }
 
 BOOST_AUTO_TEST_CASE(stopping_while_polling_for_a_reply_ends_the_run_and_the_request) {
   redisync::process::redis_server redis;
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    auto cfg = with_reply_spin(redis, 10ms);
+    auto cfg = config_for(redis);
+    cfg.reply_spin = 10ms;
     cfg.health_check_interval = 0ms;  // BLPOP blocks the connection on purpose
     connection conn{ctx.get_executor(), cfg};
     running r{conn};

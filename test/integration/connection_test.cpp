@@ -18,11 +18,8 @@ using namespace std::chrono_literals;
 
 BOOST_AUTO_TEST_SUITE(connection_against_redis)
 
-BOOST_AUTO_TEST_CASE(ten_thousand_concurrent_execs_from_100_coroutines_get_their_own_replies) {
-  redisync::process::redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    connection conn{ctx.get_executor(), config_for(redis)};
-    running r{conn};
+BOOST_FIXTURE_TEST_CASE(ten_thousand_concurrent_execs_from_100_coroutines_get_their_own_replies, connection_env) {
+  run([&](asio::io_context& ctx, connection& conn) -> asio::awaitable<void> {
     std::atomic<int> mismatches{0};
     std::atomic<int> replies{0};
     auto worker = [&](int w) -> asio::awaitable<void> {
@@ -47,15 +44,11 @@ BOOST_AUTO_TEST_CASE(ten_thousand_concurrent_execs_from_100_coroutines_get_their
     BOOST_TEST(mismatches.load() == 0);
     // Auto-pipelining: far fewer socket writes than requests.
     BOOST_TEST(conn.stats().writes < 5000u);
-    co_await r.stop();
   });
 }
 
-BOOST_AUTO_TEST_CASE(requests_made_by_reply_handlers_go_out_in_groups_of_at_most_16) {
-  redisync::process::redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    connection conn{ctx.get_executor(), config_for(redis)};
-    running r{conn};
+BOOST_FIXTURE_TEST_CASE(requests_made_by_reply_handlers_go_out_in_groups_of_at_most_16, connection_env) {
+  run([&](asio::io_context& ctx, connection& conn) -> asio::awaitable<void> {
     co_await conn.exec(command("PING"), asio::use_awaitable);  // connected: no backlog at the start
     auto const before = conn.stats();
     int wrong = 0;
@@ -74,15 +67,11 @@ BOOST_AUTO_TEST_CASE(requests_made_by_reply_handlers_go_out_in_groups_of_at_most
     BOOST_TEST(requests == 6400u);
     BOOST_TEST(requests <= 16 * writes);  // groups, so that Redis starts on them early
     BOOST_TEST(writes * 2 <= requests);   // and still pipelined
-    co_await r.stop();
   });
 }
 
-BOOST_AUTO_TEST_CASE(a_request_larger_than_the_socket_takes_at_once_is_written_whole_and_in_order) {
-  redisync::process::redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    connection conn{ctx.get_executor(), config_for(redis)};
-    running r{conn};
+BOOST_FIXTURE_TEST_CASE(a_request_larger_than_the_socket_takes_at_once_is_written_whole_and_in_order, connection_env) {
+  run([&](asio::io_context&, connection& conn) -> asio::awaitable<void> {
     std::string big(16 << 20, '\0');  // far more than a loopback socket buffer holds
     for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>('a' + i % 23);
     // Queued behind the big one while its remainder is still being written.
@@ -102,17 +91,11 @@ BOOST_AUTO_TEST_CASE(a_request_larger_than_the_socket_takes_at_once_is_written_w
     BOOST_TEST(echo_reply[0].text() == "after");
     BOOST_TEST_REQUIRE(get_reply.size() == 1u);
     BOOST_TEST((get_reply[0].text() == big));
-    co_await r.stop();
   });
 }
 
-BOOST_AUTO_TEST_CASE(client_kill_under_load_gives_ambiguous_or_a_correct_reply_never_a_wrong_one) {
-  redisync::process::redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    auto cfg = config_for(redis);
-    cfg.client_name = "victim";
-    connection conn{ctx.get_executor(), cfg};
-    running r{conn};
+BOOST_FIXTURE_TEST_CASE(client_kill_under_load_gives_ambiguous_or_a_correct_reply_never_a_wrong_one, connection_env) {
+  run([&](asio::io_context& ctx, connection& conn) -> asio::awaitable<void> {
     int ok = 0, ambiguous = 0, wrong = 0, other = 0;
     bool stop = false;
     auto worker = [&](int w) -> asio::awaitable<void> {
@@ -143,18 +126,13 @@ BOOST_AUTO_TEST_CASE(client_kill_under_load_gives_ambiguous_or_a_correct_reply_n
     BOOST_TEST(other == 0);
     BOOST_TEST(ambiguous > 0);
     BOOST_TEST(conn.stats().connects >= 4u);
-    co_await r.stop();
+  }, [](config& cfg) {
+    cfg.client_name = "victim";
   });
 }
 
-BOOST_AUTO_TEST_CASE(written_request_gets_ambiguous_when_the_connection_drops) {
-  redisync::process::redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    auto cfg = config_for(redis);
-    cfg.client_name = "blocked";
-    cfg.health_check_interval = 0ms;  // BLPOP blocks the connection on purpose
-    connection conn{ctx.get_executor(), cfg};
-    running r{conn};
+BOOST_FIXTURE_TEST_CASE(written_request_gets_ambiguous_when_the_connection_drops, connection_env) {
+  run([&](asio::io_context& ctx, connection& conn) -> asio::awaitable<void> {
     co_await conn.exec(command("PING"), asio::use_awaitable);
     outcome blpop{ctx.get_executor()};
     conn.exec(command("BLPOP", "never", "0"), blpop.handler());
@@ -165,15 +143,14 @@ BOOST_AUTO_TEST_CASE(written_request_gets_ambiguous_when_the_connection_drops) {
     kill_client(redis, "blocked");
     BOOST_TEST_REQUIRE(co_await blpop.done.wait(10s));
     BOOST_TEST((*blpop.ec == redisync::error::ambiguous));
-    co_await r.stop();
+  }, [](config& cfg) {
+    cfg.client_name = "blocked";
+    cfg.health_check_interval = 0ms;  // BLPOP blocks the connection on purpose
   });
 }
 
-BOOST_AUTO_TEST_CASE(unwritten_request_waits_for_the_reconnect_or_fails_as_its_options_say) {
-  redisync::process::redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    connection conn{ctx.get_executor(), config_for(redis)};
-    running r{conn};
+BOOST_FIXTURE_TEST_CASE(unwritten_request_waits_for_the_reconnect_or_fails_as_its_options_say, connection_env) {
+  run([&](asio::io_context& ctx, connection& conn) -> asio::awaitable<void> {
     co_await conn.exec(command("PING"), asio::use_awaitable);
     redis.stop();
     while (conn.is_ready()) co_await redisync::test::sleep_for(1ms);
@@ -191,7 +168,6 @@ BOOST_AUTO_TEST_CASE(unwritten_request_waits_for_the_reconnect_or_fails_as_its_o
     BOOST_TEST_REQUIRE(co_await waited.done.wait(10s));
     BOOST_TEST(!*waited.ec);
     BOOST_TEST(redis.command({"GET", "after"}).text() == "reconnect");
-    co_await r.stop();
   });
 }
 
@@ -214,13 +190,8 @@ BOOST_AUTO_TEST_CASE(cancelling_an_unwritten_request_removes_it) {
   });
 }
 
-BOOST_AUTO_TEST_CASE(cancelling_a_written_request_completes_at_once_and_hands_the_late_reply_over) {
-  redisync::process::redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    auto cfg = config_for(redis);
-    cfg.health_check_interval = 0ms;
-    connection conn{ctx.get_executor(), cfg};
-    running r{conn};
+BOOST_FIXTURE_TEST_CASE(cancelling_a_written_request_completes_at_once_and_hands_the_late_reply_over, connection_env) {
+  run([&](asio::io_context& ctx, connection& conn) -> asio::awaitable<void> {
     co_await conn.exec(command("PING"), asio::use_awaitable);
     asio::cancellation_signal signal;
     std::optional<error_code> result;
@@ -251,7 +222,8 @@ BOOST_AUTO_TEST_CASE(cancelling_a_written_request_completes_at_once_and_hands_th
     // Later requests are still matched to their own replies.
     auto replies = co_await conn.exec(command("ECHO", "next"), asio::use_awaitable);
     BOOST_TEST(replies[0].text() == "next");
-    co_await r.stop();
+  }, [](config& cfg) {
+    cfg.health_check_interval = 0ms;
   });
 }
 

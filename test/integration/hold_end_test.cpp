@@ -14,18 +14,9 @@
 #include <thread>
 
 namespace asio = boost::asio;
-using boost::system::error_code;
-using redisync::error;
-using redisync::held;
-using redisync::hold_status;
-using redisync::process::redis_server;
-using redisync::test::running_client;
-using redisync::test::run_async;
-using namespace std::chrono_literals;
+using namespace redisync::test::lock_names;
 
 namespace {
-
-constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
 // Waits (blocking: before any client runs) until `replica` is linked to its master, so that writes
 // reach it within a moment.
@@ -202,13 +193,7 @@ BOOST_AUTO_TEST_CASE(a_hand_off_refused_for_lack_of_memory_falls_back_to_a_plain
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
     running_client c{ctx, with_lease(redis, 3s)};
     auto a = co_await c->make_lock("oom").acquire(asio::use_awaitable);
-    std::optional<std::tuple<error_code, held>> b;
-    redisync::test::event b_done{ctx.get_executor()};
-    auto wait_for_b = [&]() -> asio::awaitable<void> {
-      b = co_await c->make_lock("oom").acquire(tuple_awaitable);
-      b_done.notify();
-    };
-    asio::co_spawn(ctx, wait_for_b(), asio::detached);
+    redisync::test::background_acquire b{ctx, c->make_lock("oom")};
     while (c->stats().waiters == 0) co_await asio::post(ctx, asio::use_awaitable);
     // Out of memory: the hand-off's new fencing token cannot be written; deleting the lock can.
     redis.command({"CONFIG", "SET", "maxmemory", "1"});
@@ -217,15 +202,15 @@ BOOST_AUTO_TEST_CASE(a_hand_off_refused_for_lack_of_memory_falls_back_to_a_plain
     BOOST_TEST((a.status() == hold_status::released));
     BOOST_TEST(c->stats().handoffs == 0u);
     redis.command({"CONFIG", "SET", "maxmemory", "0"});
-    BOOST_TEST_REQUIRE(co_await b_done.wait(5s));
-    if (std::get<0>(*b) == error::out_of_memory) {
+    BOOST_TEST_REQUIRE(co_await b.wait(5s));
+    if (b.error() == error::out_of_memory) {
       // B tried while the limit was still set: a typed error, and the lock is free for it now.
-      std::get<1>(*b) = co_await c->make_lock("oom").acquire(asio::use_awaitable);
+      b.result() = co_await c->make_lock("oom").acquire(asio::use_awaitable);
     } else {
-      BOOST_TEST_REQUIRE(!std::get<0>(*b), std::get<0>(*b).message());
+      BOOST_TEST_REQUIRE(!b.error(), b.error().message());
     }
-    BOOST_TEST(std::get<1>(*b).is_held());
-    co_await std::get<1>(*b).release(asio::use_awaitable);
+    BOOST_TEST(b.result()->is_held());
+    co_await b.result()->release(asio::use_awaitable);
     co_await c->flush_subscriptions(asio::use_awaitable);
     redisync::test::expect_nothing_left(redis);
     co_await c.stop();
@@ -275,11 +260,9 @@ BOOST_AUTO_TEST_CASE(queries_on_a_key_of_the_wrong_type_answer_wrong_type) {
   });
 }
 
-BOOST_AUTO_TEST_CASE(releasing_through_the_handle_releases_the_innermost_guards_level) {
-  redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    running_client c{ctx, redisync::test::fast_config(redis)};
-    auto me = c->new_owner();
+BOOST_FIXTURE_TEST_CASE(releasing_through_the_handle_releases_the_innermost_guards_level, lock_env) {
+  run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+    auto me = c.new_owner();
     auto lock = me.lock("levels");
     auto outer = co_await lock.acquire(asio::use_awaitable);
     {
@@ -294,7 +277,7 @@ BOOST_AUTO_TEST_CASE(releasing_through_the_handle_releases_the_innermost_guards_
     BOOST_TEST(co_await lock.hold_count(asio::use_awaitable) == 1);
     BOOST_TEST((outer.status() == hold_status::held));
     BOOST_TEST(outer.is_held());
-    auto none = co_await c->make_lock("levels").try_acquire(0ms, asio::use_awaitable);
+    auto none = co_await c.make_lock("levels").try_acquire(0ms, asio::use_awaitable);
     BOOST_TEST(!none.has_value());
     // Releasing the outer guard while a nested one lives: the handle has no level left to give.
     auto nested = co_await lock.acquire(asio::use_awaitable);
@@ -306,7 +289,6 @@ BOOST_AUTO_TEST_CASE(releasing_through_the_handle_releases_the_innermost_guards_
     auto [ec] = co_await lock.release(tuple_awaitable);
     BOOST_TEST((ec == error::not_owner));
     redisync::test::expect_nothing_left(redis);
-    co_await c.stop();
   });
 }
 
@@ -342,54 +324,46 @@ BOOST_AUTO_TEST_CASE(status_says_lost_past_the_deadline_even_when_the_client_doe
   ctx.run();
 }
 
-BOOST_AUTO_TEST_CASE(fencing_tokens_past_two_to_the_53_stay_exact_and_increase) {
-  redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    running_client c{ctx, redisync::test::fast_config(redis)};
+BOOST_FIXTURE_TEST_CASE(fencing_tokens_past_two_to_the_53_stay_exact_and_increase, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
     redis.command({"SET", "redisson_lock_token:{big}", "9007199254740992"});  // 2^53
     std::uint64_t expected = 9007199254740993u;
     for (int i = 0; i < 3; ++i) {
-      auto h = co_await c->make_lock("big").acquire(asio::use_awaitable);
+      auto h = co_await c.make_lock("big").acquire(asio::use_awaitable);
       BOOST_TEST(h.token() == expected);
       ++expected;
       co_await h.release(asio::use_awaitable);
     }
     // The bound: 2^63 - 1, the largest token a signed 64-bit counter (Redisson's) can hold.
     redis.command({"SET", "redisson_lock_token:{big}", "9223372036854775806"});
-    auto last = co_await c->make_lock("big").acquire(asio::use_awaitable);
+    auto last = co_await c.make_lock("big").acquire(asio::use_awaitable);
     BOOST_TEST(last.token() == 9223372036854775807u);
     co_await last.release(asio::use_awaitable);
-    auto [ec, none] = co_await c->make_lock("big").try_acquire(0ms, tuple_awaitable);
+    auto [ec, none] = co_await c.make_lock("big").try_acquire(0ms, tuple_awaitable);
     BOOST_TEST((ec == error::token_exhausted), ec.message());
     BOOST_TEST(redis.command({"EXISTS", "big"}).integer() == 0);
     BOOST_TEST(redis.command({"GET", "redisson_lock_token:{big}"}).text() == "9223372036854775807");
-    co_await c.stop();
   });
 }
 
-BOOST_AUTO_TEST_CASE(a_token_key_beyond_the_bound_refuses_the_acquire_and_leaves_no_hold) {
-  redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    running_client c{ctx, redisync::test::fast_config(redis)};
+BOOST_FIXTURE_TEST_CASE(a_token_key_beyond_the_bound_refuses_the_acquire_and_leaves_no_hold, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
     redis.command({"SET", "redisson_lock_token:{tampered}", "99999999999999999999"});
-    auto [ec, h] = co_await c->make_lock("tampered").try_acquire(0ms, tuple_awaitable);
+    auto [ec, h] = co_await c.make_lock("tampered").try_acquire(0ms, tuple_awaitable);
     BOOST_TEST((ec == error::token_exhausted), ec.message());
     BOOST_TEST(redis.command({"EXISTS", "tampered"}).integer() == 0);
     BOOST_TEST(redis.command({"GET", "redisson_lock_token:{tampered}"}).text() == "99999999999999999999");
     // A counter that is no number at all is replaced: tokens start again from the server time.
     redis.command({"SET", "redisson_lock_token:{tampered}", "not a number"});
-    auto fresh = co_await c->make_lock("tampered").acquire(asio::use_awaitable);
+    auto fresh = co_await c.make_lock("tampered").acquire(asio::use_awaitable);
     BOOST_TEST(fresh.token() > 1'000'000'000'000'000u);
     co_await fresh.release(asio::use_awaitable);
-    co_await c.stop();
   });
 }
 
-BOOST_AUTO_TEST_CASE(an_acquire_reply_that_cannot_be_read_is_undone) {
-  redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    running_client c{ctx, redisync::test::fast_config(redis)};
-    auto me = c->new_owner();
+BOOST_FIXTURE_TEST_CASE(an_acquire_reply_that_cannot_be_read_is_undone, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto me = c.new_owner();
     auto outer = co_await me.lock("unreadable").acquire(asio::use_awaitable);
     // A nested acquire answers with the counter's value as the token: garbage now.
     redis.command({"SET", "redisson_lock_token:{unreadable}", "garbage"});
@@ -400,7 +374,6 @@ BOOST_AUTO_TEST_CASE(an_acquire_reply_that_cannot_be_read_is_undone) {
     BOOST_TEST(co_await me.lock("unreadable").hold_count(asio::use_awaitable) == 1);
     co_await outer.release(asio::use_awaitable);
     BOOST_TEST(redis.command({"EXISTS", "unreadable"}).integer() == 0);
-    co_await c.stop();
   });
 }
 

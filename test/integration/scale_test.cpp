@@ -13,13 +13,8 @@
 #include <boost/test/unit_test.hpp>
 
 namespace asio = boost::asio;
-using boost::system::error_code;
-using redisync::held;
-using redisync::process::redis_server;
+using namespace redisync::test::lock_names;
 using redisync::test::command_calls;
-using redisync::test::running_client;
-using redisync::test::run_async;
-using namespace std::chrono_literals;
 
 namespace {
 
@@ -169,35 +164,29 @@ BOOST_AUTO_TEST_CASE(the_fencing_counter_expires_after_the_lease_and_tokens_stil
   });
 }
 
-BOOST_AUTO_TEST_CASE(a_persistent_fencing_counter_never_expires_when_asked_for) {
-  redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    auto cfg = redisync::test::fast_config(redis);
-    cfg.persistent_fencing_counter = true;
-    running_client c{ctx, cfg};
-    auto h = co_await c->make_lock("kept-counter").acquire(300ms, asio::use_awaitable);
+BOOST_FIXTURE_TEST_CASE(a_persistent_fencing_counter_never_expires_when_asked_for, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto h = co_await c.make_lock("kept-counter").acquire(300ms, asio::use_awaitable);
     co_await h.release(asio::use_awaitable);
     BOOST_TEST(pttl(redis, "redisson_lock_token:{kept-counter}") == -1);
-    co_await c.stop();
+  }, [](redisync::config& cfg) {
+    cfg.persistent_fencing_counter = true;
   });
 }
 
-BOOST_AUTO_TEST_CASE(renewals_go_out_in_calls_of_at_most_100_holds) {
-  redis_server redis;
-  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    auto cfg = redisync::test::fast_config(redis);
-    cfg.watchdog_lease = 900ms;
-    running_client c{ctx, cfg};
+BOOST_FIXTURE_TEST_CASE(renewals_go_out_in_calls_of_at_most_100_holds, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
     std::vector<held> holds;
-    for (int i = 0; i < 250; ++i) holds.push_back(co_await c->make_lock("batch-" + std::to_string(i)).acquire(asio::use_awaitable));
-    co_await wait_until([&] { return c->stats().renewals >= 500; }, 10s);
-    auto const s = c->stats();
+    for (int i = 0; i < 250; ++i) holds.push_back(co_await c.make_lock("batch-" + std::to_string(i)).acquire(asio::use_awaitable));
+    co_await wait_until([&] { return c.stats().renewals >= 500; }, 10s);
+    auto const s = c.stats();
     BOOST_TEST(s.renewal_batches * 100 >= s.renewals);
     BOOST_TEST(s.renewal_batches >= 6u);  // 250 holds: three calls a round at the least
     for (auto& h : holds) co_await h.release(asio::use_awaitable);
     // Nothing of ours is left without an expiry.
     BOOST_TEST(keys_without_expiry(redis).empty());
-    co_await c.stop();
+  }, [](redisync::config& cfg) {
+    cfg.watchdog_lease = 900ms;
   });
 }
 

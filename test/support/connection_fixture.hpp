@@ -14,6 +14,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,12 +32,6 @@ inline config config_for(redisync::process::redis_server const& redis) {
   auto cfg = config::from_url(redis.url());
   cfg.reconnect_delay_min = 10ms;
   cfg.reconnect_delay_max = 100ms;
-  return cfg;
-}
-
-inline config with_reply_spin(redisync::process::redis_server const& redis, std::chrono::microseconds spin) {
-  auto cfg = config_for(redis);
-  cfg.reply_spin = spin;
   return cfg;
 }
 
@@ -116,5 +111,23 @@ struct running {
   }
 };
 
+// A test case's private redis-server, and run(): an io_context with a connection to that server
+// running on it, the body, then the connection stopped and no work left behind.
+struct connection_env {
+  process::redis_server redis;
+
+  using body_type = std::function<asio::awaitable<void>(asio::io_context&, connection&)>;
+  // `tune` changes the test configuration (config_for) before the connection is made.
+  void run(body_type body, std::function<void(config&)> tune = {}) {
+    run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+      auto cfg = config_for(redis);
+      if (tune) tune(cfg);
+      connection conn{ctx.get_executor(), cfg};
+      running r{conn};
+      co_await body(ctx, conn);
+      co_await r.stop();
+    });
+  }
+};
 
 }  // namespace redisync::test

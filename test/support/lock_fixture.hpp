@@ -8,10 +8,15 @@
 #include "process/redis_server.hpp"
 #include "support/async_test.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace redisync::test {
@@ -40,6 +45,26 @@ class running_client {
  private:
   redisync::client client_;
   event done_;
+};
+
+// A test case's private redis-server, and run(): an io_context with a client of that server running
+// on it, the body, then the client stopped and no work left behind (see run_async).
+struct lock_env {
+  process::redis_server redis;
+
+  using body_type = std::function<asio::awaitable<void>(asio::io_context&, client&)>;
+  // `tune` changes the test configuration (fast_config) before the client is made.
+  void run(body_type body, std::function<void(config&)> tune = {}, std::chrono::seconds limit = std::chrono::seconds{60}) {
+    run_async(
+        [&](asio::io_context& ctx) -> asio::awaitable<void> {
+          auto cfg = fast_config(redis);
+          if (tune) tune(cfg);
+          running_client c{ctx, cfg};
+          co_await body(ctx, *c);
+          co_await c.stop();
+        },
+        limit);
+  }
 };
 
 // Keys other than fencing counters (which live on by design) and the test's own data keys.
@@ -87,5 +112,46 @@ inline std::int64_t hget_count(process::redis_server const& redis, std::string c
   if (!v.is_null()) v.as_integer(n);
   return n;
 }
+
+// An acquire of a lock started in the background; `done` is notified once it completed.
+class background_acquire {
+ public:
+  background_acquire(asio::io_context& ctx, lock l) : state_{std::make_shared<state>(ctx.get_executor())} {
+    asio::co_spawn(ctx, run(state_, std::move(l)), asio::detached);
+  }
+  // The hold, once the acquire succeeded; error() tells why it did not.
+  std::optional<held>& result() { return state_->result; }
+  boost::system::error_code error() const { return state_->error; }
+  asio::awaitable<bool> wait(std::chrono::milliseconds limit) { return state_->done.wait(limit); }
+
+ private:
+  struct state {
+    explicit state(asio::any_io_executor ex) : done{std::move(ex)} {}
+    std::optional<held> result;
+    boost::system::error_code error;
+    event done;
+  };
+  static asio::awaitable<void> run(std::shared_ptr<state> s, lock l) {
+    auto [ec, h] = co_await l.acquire(asio::as_tuple(asio::use_awaitable));
+    s->error = ec;
+    if (!ec) s->result = std::move(h);
+    s->done.notify();
+  }
+  std::shared_ptr<state> state_;
+};
+
+// The names every lock test uses: `using namespace redisync::test::lock_names;`.
+namespace lock_names {
+using boost::system::error_code;
+using redisync::error;
+using redisync::held;
+using redisync::hold_status;
+using redisync::process::redis_server;
+using redisync::test::lock_env;
+using redisync::test::run_async;
+using redisync::test::running_client;
+using namespace std::chrono_literals;
+inline constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+}  // namespace lock_names
 
 }  // namespace redisync::test
