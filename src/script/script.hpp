@@ -18,7 +18,7 @@ struct script {
   std::string_view source;
   // A script that takes items (a line `-- items:` in its source): each call is one item, whose
   // first argument tells the script how many keys and arguments it has. Adjacent calls of it to
-  // one slot are merged into one command (item_calls.hpp); the script answers a call alone with
+  // one slot are merged into one command (script.cpp); the script answers a call alone with
   // its item's reply and merged calls with an array of them, and each caller gets its own.
   bool takes_items = false;
 };

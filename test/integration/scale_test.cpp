@@ -91,9 +91,14 @@ BOOST_AUTO_TEST_CASE(an_idle_client_holding_a_lock_makes_no_reconnect_in_60_s) {
 BOOST_AUTO_TEST_CASE(after_a_reconnect_each_lock_with_waiters_is_tried_once_not_by_every_waiter) {
   redis_server redis;
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    running_client holder{ctx, redisync::test::fast_config(redis)};
+    // No timer may send an attempt in the window measured: the head waiter sleeps until the
+    // holder's lease could end and the others until the poll cap, both far beyond the test.
+    auto holder_cfg = redisync::test::fast_config(redis);
+    holder_cfg.watchdog_lease = std::chrono::minutes{10};
+    running_client holder{ctx, holder_cfg};
     auto cfg = redisync::test::fast_config(redis);
     cfg.client_name = "waiters";
+    cfg.wait_poll_cap = std::chrono::minutes{10};
     running_client waiters{ctx, cfg};
     std::vector<held> holds;
     int done = 0;

@@ -1,6 +1,6 @@
 #include "cli/common.hpp"
 
-#include <scripts.hpp>
+#include <tool_scripts.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

@@ -2,7 +2,8 @@
 
 // The reentrant lock's side of Redis, in Redisson's layout: the lock hash maps an owner to its hold
 // count and its PEXPIRE is the lease; `0` on `redisson_lock__channel:{name}` announces a release;
-// fencing tokens come from `redisson_lock_token:{name}`. The scripts are src/scripts/lock/*.lua.
+// fencing tokens come from `redisson_lock_token:{name}`. The scripts are the .lua files beside this
+// one.
 
 #include "sync/client_core.hpp"
 
