@@ -33,6 +33,8 @@ owner client::make_owner(std::string id) {
 
 client_stats client::stats() const { return core_->stats(); }
 
+std::string client::last_connect_failure() const { return core_->router().last_failure(); }
+
 client::executor_type client::get_executor() const noexcept { return core_->strand(); }
 
 config const& client::cfg() const noexcept { return core_->cfg(); }

@@ -8,32 +8,29 @@
 
 namespace redisync {
 
-config config::from_url(std::string_view url, boost::system::error_code& ec) {
-  config out;
+namespace {
+
+// Fills `out` from `url`; the part that is wrong, or empty.
+std::string parse_url(std::string_view url, config& out) {
   auto const parsed = boost::urls::parse_uri(url);
   if (!parsed) {
-    ec = error::invalid_argument;
-    return out;
+    return url.find("://") == std::string_view::npos ? "it has no scheme (redis:// or rediss://)"
+                                                     : "it is not a valid URL";
   }
   auto const& u = *parsed;
   if (u.scheme() == "rediss") {
     out.tls = true;
   } else if (u.scheme() != "redis") {
-    ec = error::invalid_argument;
-    return out;
+    return "the scheme must be redis or rediss, not " + std::string{u.scheme()};
   }
-  if (u.encoded_host().empty()) {
-    ec = error::invalid_argument;
-    return out;
-  }
+  if (u.encoded_host().empty()) return "it names no host";
   out.host = u.host_address();
   if (u.has_port()) {
     std::string_view const p = u.port();
     unsigned v = 0;
     auto const [end, rc] = std::from_chars(p.data(), p.data() + p.size(), v);
-    if (rc != std::errc{} || end != p.data() + p.size() || v == 0 || v > 65535) {
-      ec = error::invalid_argument;
-      return out;
+    if (p.empty() || rc != std::errc{} || end != p.data() + p.size() || v == 0 || v > 65535) {
+      return "the port must be a number from 1 to 65535, not '" + std::string{p} + "'";
     }
     out.port = static_cast<std::uint16_t>(v);
   }
@@ -49,20 +46,34 @@ config config::from_url(std::string_view url, boost::system::error_code& ec) {
     int db = 0;
     auto const [end, rc] = std::from_chars(path.data(), path.data() + path.size(), db);
     if (rc != std::errc{} || end != path.data() + path.size() || db < 0) {
-      ec = error::invalid_argument;
-      return out;
+      return "the database must be a number from 0 up, not '" + std::string{path} + "'";
     }
     out.database = db;
   }
-  ec = {};
+  if (u.has_query() || u.has_fragment()) return "it has a query or fragment, which redisync does not read";
+  return {};
+}
+
+}  // namespace
+
+config config::from_url(std::string_view url, boost::system::error_code& ec) {
+  config out;
+  ec = parse_url(url, out).empty() ? boost::system::error_code{} : make_error_code(error::invalid_argument);
   return out;
 }
 
 config config::from_url(std::string_view url) {
-  boost::system::error_code ec;
-  config out = from_url(url, ec);
-  if (ec) throw boost::system::system_error{ec, "redisync: bad Redis URL"};
+  config out;
+  if (auto const problem = parse_url(url, out); !problem.empty()) {
+    throw boost::system::system_error{make_error_code(error::invalid_argument),
+                                      "redisync: bad Redis URL '" + std::string{url} + "': " + problem};
+  }
   return out;
+}
+
+std::string config::url_problem(std::string_view url) {
+  config ignored;
+  return parse_url(url, ignored);
 }
 
 std::string config::problem() const {
@@ -75,6 +86,7 @@ std::string config::problem() const {
   if (wait_poll_cap.count() <= 0) return "wait_poll_cap must be positive";
   if (subscription_linger.count() < 0) return "subscription_linger must not be negative";
   if (connect_timeout.count() <= 0) return "connect_timeout must be positive";
+  if (connection_wait_limit.count() <= 0) return "connection_wait_limit must be positive";
   if (reply_spin.count() < 0 || reply_spin > max_reply_spin) return "reply_spin must be between 0 and 10 ms";
   if (client_name.empty() || client_name.find_first_of(" \r\n") != std::string::npos) {
     return "client_name must be one word";

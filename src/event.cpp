@@ -11,6 +11,12 @@ std::string_view to_string(event_kind kind) noexcept {
     case event_kind::release_retried: return "release retried";
     case event_kind::waiters_not_notified: return "waiters not notified";
     case event_kind::grant_undone: return "grant undone";
+    case event_kind::outcome_resolved: return "outcome resolved";
+    case event_kind::connecting: return "connecting";
+    case event_kind::connected: return "connected";
+    case event_kind::connect_failed: return "connect failed";
+    case event_kind::disconnected: return "disconnected";
+    case event_kind::reconnect_scheduled: return "reconnect scheduled";
   }
   return "unknown event";
 }

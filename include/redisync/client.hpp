@@ -103,6 +103,11 @@ class client {
   }
 
   client_stats stats() const;
+  // Why the last attempt to connect failed, naming the address and the step ("127.0.0.1:1:
+  // connect: Connection refused"); empty while connected. A request that waited for a connection
+  // longer than config::connection_wait_limit failed with error::not_connected: this says why.
+  // Readable from any thread.
+  std::string last_connect_failure() const;
   executor_type get_executor() const noexcept;
   config const& cfg() const noexcept;
 

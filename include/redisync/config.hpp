@@ -29,6 +29,9 @@ struct config {
   std::chrono::milliseconds reconnect_delay_min{50};
   std::chrono::milliseconds reconnect_delay_max{2000};
   std::chrono::milliseconds transient_retry_budget{10000};  // LOADING / BUSY resend window
+  // How long a request waits for a connection before it fails with error::not_connected
+  // (client::last_connect_failure() says why there is none). Acquires too: retry to wait longer.
+  std::chrono::milliseconds connection_wait_limit{10000};
   // While a reply is due, poll the socket this long before sleeping: a sleeping thread takes tens
   // of µs to wake, as long as a loopback round trip. Polls that come up empty back off, so a far
   // server costs almost nothing. 0 = always sleep at once. Not used with TLS.
@@ -50,9 +53,11 @@ struct config {
   event_handler on_event;
 
   // Parses redis://[user:password@]host[:port][/db] and rediss://... (TLS). Throws
-  // boost::system::system_error with error::invalid_argument on a malformed URL.
+  // boost::system::system_error with error::invalid_argument on a malformed URL, saying which part.
   static config from_url(std::string_view url);
   static config from_url(std::string_view url, boost::system::error_code& ec);
+  // What is wrong with `url` (the scheme, host, port or database), or empty if it parses.
+  static std::string url_problem(std::string_view url);
 
   std::string endpoint() const;  // host:port, for logs
 

@@ -1,8 +1,9 @@
 #pragma once
 
-// What the client tells the application about its holds, through config::on_event: a renewal
-// that failed, a hold that turned uncertain or was lost, a release that failed and is retried, an
-// unlock message the server refused. Silent unless a handler is set. The handler runs on the
+// What the client tells the application about its holds and its connection, through
+// config::on_event: a renewal that failed, a hold that turned uncertain or was lost, a release that
+// failed and is retried, an unlock message the server refused; a connection attempt, its failure
+// and why, a disconnect, the next attempt. Silent unless a handler is set. The handler runs on the
 // client's strand: keep it short and never block in it.
 
 #include <boost/system/error_code.hpp>
@@ -23,6 +24,13 @@ enum class event_kind : std::uint8_t {
   release_retried,       // a release that had failed went through in the background
   waiters_not_notified,  // a lock was released, but the server refused the unlock message
   grant_undone,          // an acquire whose caller gave up, or whose reply was unreadable, was undone
+  outcome_resolved,      // an acquire or release whose outcome a lost connection hid was settled
+  // The connection (no lock or owner; `detail` names the address, and for a failure the step).
+  connecting,            // an attempt to connect begins
+  connected,             // the handshake completed: requests flow
+  connect_failed,        // resolving, connecting, TLS or the handshake failed (`error` says why)
+  disconnected,          // an established connection ended (`error` says why)
+  reconnect_scheduled,   // the next attempt; `detail` says in how many ms
 };
 
 struct event {
@@ -31,7 +39,7 @@ struct event {
   std::string_view lock;   // the lock's name
   std::string_view owner;  // the owner id, when one hold is concerned
   boost::system::error_code error;
-  std::string_view detail;  // the server's words, or a count
+  std::string_view detail;  // the server's words, a count, or the address and step
 };
 
 using event_handler = std::function<void(event const&)>;

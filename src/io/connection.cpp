@@ -4,7 +4,6 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
@@ -12,17 +11,10 @@
 namespace redisync::detail::io {
 
 namespace asio = boost::asio;
-using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
 constexpr auto tuple_token = asio::as_tuple(asio::deferred);
-
-asio::awaitable<error_code> sleep_for(std::chrono::milliseconds d, error_code result) {
-  asio::steady_timer timer{co_await asio::this_coro::executor, d};
-  co_await timer.async_wait(tuple_token);
-  co_return result;
-}
 
 strand_type make_strand_for(connection::executor_type ex) {
   if (auto const* io = ex.target<asio::io_context::executor_type>()) return asio::make_strand(*io);
@@ -37,7 +29,7 @@ connection::impl::impl(executor_type ex, config c, connection_events ev)
       io_executor_{std::visit([](auto const& s) { return executor_type{s.get_inner_executor()}; }, strand_)},
       cfg_{std::move(c)},
       events_{std::move(ev)},
-      mux_{cfg_.transient_retry_budget,
+      mux_{cfg_.transient_retry_budget, cfg_.connection_wait_limit,
            {.push = [this](resp::value const& v) {
               if (events_.push) events_.push(v);
             },
@@ -76,7 +68,10 @@ void connection::impl::install_cancellation(entry_ptr const& e) {
 }
 
 void connection::impl::submit(entry_ptr e, bool priority) {
+  auto const* entry = e.get();
   mux_.submit(std::move(e), priority, clock_type::now());
+  // Its wait for a connection is bounded (only this request's deadline is new).
+  if (!priority && !mux_.ready() && entry->st == exec_entry::state::queued) arm_timer(entry->connect_deadline);
   if (!session_open_) return;
   // Requests made by handlers of the replies being read go out in groups (handle_bytes()).
   if (handling_replies_ && mux_.queued() < requests_per_reply_flush) return;
@@ -93,139 +88,24 @@ asio::awaitable<std::tuple<error_code, response>> connection::impl::exec_priorit
       initiation, tuple_token, std::move(req));
 }
 
-// LOADING and BUSY replies wait in the multiplexer; one timer sends them again when due.
-void connection::impl::arm_retry_timer() {
-  auto const next = mux_.next_retry();
-  if (!next || (retry_armed_for_ && *retry_armed_for_ <= *next)) return;
-  retry_armed_for_ = *next;
-  retry_timer_.expires_at(*next);
+// LOADING and BUSY replies and requests waiting for a connection wait in the multiplexer; one
+// timer sends the former again and ends the latter's wait when due.
+void connection::impl::arm_timer() {
+  if (auto const next = mux_.next_timer()) arm_timer(*next);
+}
+
+void connection::impl::arm_timer(clock_type::time_point at) {
+  if (retry_armed_for_ && *retry_armed_for_ <= at) return;
+  retry_armed_for_ = at;
+  retry_timer_.expires_at(at);
   retry_timer_.async_wait(asio::bind_executor(executor_, [weak = weak_from_this()](error_code ec) {
     auto self = weak.lock();
     if (!self || ec) return;
     self->retry_armed_for_.reset();
-    self->mux_.retry_due(clock_type::now());
+    self->mux_.on_timer(clock_type::now());
     self->start_write();
-    self->arm_retry_timer();
+    self->arm_timer();
   }));
-}
-
-// ------------------------------------------------------------------------------ lifecycle
-
-asio::awaitable<void> connection::impl::run_loop() {
-  auto self = shared_from_this();
-  backoff delays{cfg_.reconnect_delay_min, cfg_.reconnect_delay_max};
-  error_code final_ec;
-  while (!stopping_) {
-    ++connect_attempts_;
-    auto connected = co_await (stream_.connect(cfg_) || sleep_for(cfg_.connect_timeout, asio::error::timed_out));
-    error_code ec = std::visit([](error_code e) { return e; }, connected);
-    if (!ec && !stopping_) {
-      health_ = health_check{cfg_.health_check_interval, clock_type::now()};
-      session_open_ = true;
-      auto ended = co_await (reader() || supervisor(delays));
-      ec = std::visit([](error_code e) { return e; }, ended);
-    }
-    teardown();
-    if (stopping_) {
-      final_ec = asio::error::operation_aborted;
-      break;
-    }
-    if (ec == error::auth_failed || ec == error::handshake_failed) {
-      final_ec = ec;
-      break;
-    }
-    backoff_timer_.expires_after(delays.next());
-    co_await backoff_timer_.async_wait(tuple_token);
-  }
-  stop_for_good(final_ec);
-}
-
-void connection::impl::stop_for_good(error_code ec) {
-  run_state_ = run_state::stopped;
-  mux_.stop(ec);
-  retry_timer_.cancel();
-  for (auto& h : std::exchange(resubscribe_waiters_, {})) h.complete(ec);
-  run_handler_.complete(ec);
-}
-
-void connection::impl::teardown() {
-  // A write still in flight belongs to the old socket; its completion is ignored.
-  session_open_ = false;
-  writing_ = false;
-  ++session_;
-  ready_ = false;
-  stream_.close();
-  read_begin_ = read_end_ = 0;
-  mux_.on_disconnect();
-}
-
-resp::request connection::impl::handshake_request() const {
-  resp::request req;
-  std::string_view const user =
-      cfg_.username.empty() ? std::string_view{"default"} : std::string_view{cfg_.username};
-  if (cfg_.password.empty()) {
-    req.push("HELLO", "3", "SETNAME", cfg_.client_name);
-  } else {
-    req.push("HELLO", "3", "AUTH", user, cfg_.password, "SETNAME", cfg_.client_name);
-  }
-  if (cfg_.database != 0) req.push("SELECT", cfg_.database);
-  if (!channels_.empty()) req.push_range("SUBSCRIBE", channels_);
-  if (events_.extend_handshake) events_.extend_handshake(req);
-  return req;
-}
-
-// The codes of the HELLO and SELECT replies; the rest (subscriptions, additions) are not checked.
-error_code connection::impl::check_handshake(response const& replies) const {
-  std::size_t const checked = cfg_.database != 0 ? 2 : 1;
-  for (std::size_t i = 0; i < checked && i < replies.size(); ++i) {
-    if (!replies[i].is_error()) continue;
-    auto const code = error_from_server_text(replies[i].text());
-    if (code == error::loading || code == error::busy) return code;
-    return (code == error::auth_failed || code == error::no_permission ||
-            replies[i].text().starts_with("ERR AUTH"))
-               ? error::auth_failed
-               : error::handshake_failed;
-  }
-  return {};
-}
-
-// Handshake, then health checks until the session ends.
-asio::awaitable<error_code> connection::impl::supervisor(backoff& delays) {
-  asio::cancellation_state const cs = co_await asio::this_coro::cancellation_state;
-  auto outcome = co_await (exec_priority(handshake_request()) || sleep_for(cfg_.connect_timeout, error::timeout));
-  if (outcome.index() == 1) co_return error::timeout;
-  auto& [ec, replies] = std::get<0>(outcome);
-  if (ec) co_return ec;
-  if (auto hec = check_handshake(replies)) co_return hec;
-  ready_ = true;
-  mux_.set_ready(true);
-  ++connects_;
-  delays.reset();
-  start_write();
-  for (auto& h : std::exchange(resubscribe_waiters_, {})) h.complete({});
-  if (events_.connected) events_.connected();
-
-  for (;;) {
-    health_timer_.expires_at(health_.enabled() ? health_.next_check() : asio::steady_timer::time_point::max());
-    co_await health_timer_.async_wait(tuple_token);
-    if (cs.cancelled() != asio::cancellation_type::none) co_return asio::error::operation_aborted;
-    switch (health_.on_timer(clock_type::now())) {
-      case health_check::action::ping: send_ping(); break;
-      case health_check::action::fail: co_return error::health_check_failed;
-      case health_check::action::none: break;
-    }
-  }
-}
-
-void connection::impl::send_ping() {
-  ++health_pings_;
-  resp::request req;
-  req.push("PING");
-  auto on_pong = [weak = weak_from_this(), session = session_](error_code ec, response) {
-    auto self = weak.lock();
-    if (self && !ec && session == self->session_) self->health_.on_pong();
-  };
-  submit(make_entry(outgoing::from(std::move(req)), {}, std::move(on_pong)), true);
 }
 
 // ------------------------------------------------------------------------------ public face
@@ -338,6 +218,11 @@ void connection::stop() {
 }
 
 bool connection::is_ready() const noexcept { return impl_->ready_; }
+
+std::string connection::last_failure() const {
+  std::lock_guard const lock{impl_->failure_mutex_};
+  return impl_->last_failure_;
+}
 
 connection_stats connection::stats() const noexcept {
   return {impl_->connects_,  impl_->connect_attempts_, impl_->writes_,     impl_->requests_written_,

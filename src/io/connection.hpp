@@ -6,6 +6,7 @@
 // strand. Server pushes and reconnects go to the event sinks given at construction.
 
 #include <redisync/config.hpp>
+#include <redisync/event.hpp>
 #include <redisync/error.hpp>
 
 #include "io/multiplexer.hpp"
@@ -38,6 +39,8 @@ struct connection_events {
   // Adds commands to each handshake, after HELLO, SELECT and SUBSCRIBE; their replies are not
   // checked (loading scripts, say).
   std::function<void(resp::request&)> extend_handshake;
+  // Connection events (event.hpp): attempts, failures with their step, disconnects, backoff.
+  std::function<void(event_kind, event_level, error_code, std::string_view detail)> event;
 };
 
 class connection {
@@ -107,6 +110,9 @@ class connection {
 
   bool is_ready() const noexcept;  // handshake done and the socket is up
   connection_stats stats() const noexcept;
+  // Why the last attempt to connect failed ("127.0.0.1:1: connect: Connection refused"); empty
+  // once one succeeds. Readable from any thread.
+  std::string last_failure() const;
 
  private:
   struct impl;

@@ -1,7 +1,8 @@
 #pragma once
 
-// The state behind io::connection, all of it on the connection's strand. connection.cpp has the
-// run loop, handshake, health check and subscriptions; session.cpp reads and writes.
+// The state behind io::connection, all of it on the connection's strand. connection.cpp has
+// requests, subscriptions and the public face; lifecycle.cpp the run loop, handshake, health check
+// and events; session.cpp reads and writes.
 
 #include "io/backoff.hpp"
 #include "io/connection.hpp"
@@ -15,6 +16,7 @@
 #include <boost/asio/strand.hpp>
 
 #include <atomic>
+#include <mutex>
 #include <set>
 #include <variant>
 
@@ -43,16 +45,20 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   void install_cancellation(entry_ptr const& e);
   void submit(entry_ptr e, bool priority);
   boost::asio::awaitable<std::tuple<error_code, response>> exec_priority(resp::request req);
-  void arm_retry_timer();
+  void arm_timer();                         // for what the multiplexer has next
+  void arm_timer(clock_type::time_point at);  // for `at`, unless armed earlier
 
-  // ---- lifecycle (connection.cpp)
+  // ---- lifecycle (lifecycle.cpp)
   boost::asio::awaitable<void> run_loop();
   boost::asio::awaitable<error_code> supervisor(backoff& delays);
-  error_code check_handshake(response const& replies) const;
+  error_code check_handshake(response const& replies);
   resp::request handshake_request() const;
   void teardown();
   void stop_for_good(error_code ec);
   void send_ping();
+  std::string hint(std::string_view step, error_code ec) const;
+  void emit(event_kind kind, event_level level, error_code ec, std::string_view detail) const;
+  void set_last_failure(std::string text);
 
   // ---- the session's reading and writing (session.cpp)
   boost::asio::awaitable<error_code> reader();
@@ -84,6 +90,9 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   bool handling_replies_ = false;  // inside handle_bytes()
   std::uint64_t session_ = 0;
   std::set<std::string> channels_;
+  std::string handshake_failure_;  // the server's refusal, or the handshake's timeout
+  mutable std::mutex failure_mutex_;
+  std::string last_failure_;  // of the last attempt to connect; empty after a success
   std::vector<pending_handler<void(error_code)>> resubscribe_waiters_;
 
   enum class run_state : std::uint8_t { idle, running, stopped };

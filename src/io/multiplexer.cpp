@@ -56,6 +56,7 @@ void multiplexer::submit(entry_ptr e, bool priority, clock_type::time_point now)
   } else if (!ready_ && !e->out.opts.wait_for_connection) {
     fail = error::not_connected;
   } else if (!e->out.empty()) {
+    if (!ready_ && e->connect_deadline == clock_type::time_point{}) e->connect_deadline = now + wait_for(*e);
     queue_.push_back(std::move(e));
     return;
   }
@@ -131,6 +132,7 @@ void multiplexer::take(std::deque<entry_ptr>& from, std::string& out, std::size_
       entry_ptr e = std::move(from.front());
       from.pop_front();
       e->st = exec_entry::state::written;
+      e->connect_deadline = {};  // a later wait for a connection starts its own
       ++count;
       if (e->replies_left == 0 && e->pushes_left == 0) {
         e->st = exec_entry::state::done;
@@ -233,27 +235,41 @@ void multiplexer::finish(entry_ptr const& e) {
   finish_with(*e, {});
 }
 
-void multiplexer::on_disconnect() {
+void multiplexer::on_disconnect(clock_type::time_point now) {
   ready_ = false;
   parser_.reset();
   for (auto& e : std::exchange(in_flight_, {})) finish_with(*e, error::ambiguous);
   for (auto& e : std::exchange(priority_, {})) finish_with(*e, error::not_connected);
-  std::erase_if(queue_, [this](entry_ptr const& e) {
-    if (e->out.opts.wait_for_connection) return false;
+  std::erase_if(queue_, [&](entry_ptr const& e) {
+    if (e->out.opts.wait_for_connection) {
+      if (e->connect_deadline == clock_type::time_point{}) e->connect_deadline = now + wait_for(*e);
+      return false;
+    }
     finish_with(*e, error::not_connected);
     return true;
   });
 }
 
-std::optional<clock_type::time_point> multiplexer::next_retry() const {
+std::chrono::milliseconds multiplexer::wait_for(exec_entry const& e) const {
+  auto const& own = e.out.opts.connection_wait;
+  return own && *own < connection_wait_ ? std::max(*own, std::chrono::milliseconds{0}) : connection_wait_;
+}
+
+std::optional<clock_type::time_point> multiplexer::next_timer() const {
   std::optional<clock_type::time_point> next;
   for (auto const& e : retrying_) {
     if (e->st == exec_entry::state::retry_wait && (!next || e->retry_at < *next)) next = e->retry_at;
   }
+  if (!ready_ && !stopped_) {
+    for (auto const& e : queue_) {
+      if (!next || e->connect_deadline < *next) next = e->connect_deadline;
+    }
+  }
   return next;
 }
 
-void multiplexer::retry_due(clock_type::time_point now) {
+void multiplexer::on_timer(clock_type::time_point now) {
+  if (!ready_) expire_waiting(now);
   std::vector<entry_ptr> due;
   std::erase_if(retrying_, [&](entry_ptr const& e) {
     if (e->st != exec_entry::state::retry_wait) return true;
@@ -265,6 +281,16 @@ void multiplexer::retry_due(clock_type::time_point now) {
     e->st = exec_entry::state::queued;
     submit(std::move(e), false, now);
   }
+}
+
+void multiplexer::expire_waiting(clock_type::time_point now) {
+  std::vector<entry_ptr> expired;
+  std::erase_if(queue_, [&](entry_ptr const& e) {
+    if (e->connect_deadline > now) return false;
+    expired.push_back(e);
+    return true;
+  });
+  for (auto& e : expired) finish_with(*e, error::not_connected);
 }
 
 }  // namespace redisync::detail::io

@@ -50,6 +50,7 @@ struct exec_entry {
   unsigned retries = 0;
   clock_type::time_point retry_at{};        // when a transient error reply is sent again
   clock_type::time_point retry_deadline{};  // after this, transient errors are final
+  clock_type::time_point connect_deadline{};  // waiting for a connection: fails with not_connected then
 };
 
 using entry_ptr = std::shared_ptr<exec_entry>;
@@ -63,8 +64,9 @@ class multiplexer {
     std::function<void(entry_ptr, error_code)> finish_later;
   };
 
-  multiplexer(std::chrono::milliseconds transient_budget, hooks h)
-      : transient_budget_{transient_budget}, hooks_{std::move(h)} {}
+  // `connection_wait`: how long a request waits for a connection before it fails.
+  multiplexer(std::chrono::milliseconds transient_budget, std::chrono::milliseconds connection_wait, hooks h)
+      : transient_budget_{transient_budget}, connection_wait_{connection_wait}, hooks_{std::move(h)} {}
 
   // The handshake is done: ordinary requests may be written.
   void set_ready(bool ready) noexcept { ready_ = ready; }
@@ -91,13 +93,17 @@ class multiplexer {
   // bytes it used. error::protocol_error for bytes that are not RESP3 or a reply nobody asked for.
   std::size_t on_bytes(std::string_view bytes, clock_type::time_point now, error_code& ec);
 
-  // The connection is gone: written requests complete with error::ambiguous, priority ones and
-  // those that must not wait for a connection with error::not_connected; the rest wait.
-  void on_disconnect();
+  // The connection is gone at `now`: written requests complete with error::ambiguous, priority
+  // ones and those that must not wait for a connection with error::not_connected; the rest wait,
+  // for the connection wait at most.
+  void on_disconnect(clock_type::time_point now);
 
-  // When the first request waiting after a LOADING or BUSY reply is due to be sent again.
-  std::optional<clock_type::time_point> next_retry() const;
-  void retry_due(clock_type::time_point now);
+  // When something is next due: a request waiting after a LOADING or BUSY reply is sent again, or
+  // one waiting for a connection runs out of time.
+  std::optional<clock_type::time_point> next_timer() const;
+  // Sends again what is due to be, and fails with error::not_connected the requests whose wait
+  // for a connection ended.
+  void on_timer(clock_type::time_point now);
 
   std::uint64_t requests_written() const noexcept { return requests_written_; }
 
@@ -110,7 +116,11 @@ class multiplexer {
   void abandon_unsent(exec_entry& e);
   void take(std::deque<entry_ptr>& from, std::string& out, std::size_t& count);
 
+  void expire_waiting(clock_type::time_point now);
+  std::chrono::milliseconds wait_for(exec_entry const& e) const;  // its longest wait for a connection
+
   std::chrono::milliseconds transient_budget_;
+  std::chrono::milliseconds connection_wait_;
   hooks hooks_;
   resp::parser parser_;
   std::deque<entry_ptr> priority_;

@@ -90,7 +90,7 @@ error_code connection::impl::handle_bytes() {
   read_begin_ += mux_.on_bytes({read_buffer_.data() + read_begin_, read_end_ - read_begin_}, now, ec);
   handling_replies_ = false;
   if (read_begin_ == read_end_) read_begin_ = read_end_ = 0;
-  arm_retry_timer();
+  arm_timer();
   return ec;
 }
 

@@ -29,32 +29,35 @@ stream::stream(executor_type ex, config const& cfg) : ex_{std::move(ex)} {
   }
 }
 
-asio::awaitable<error_code> stream::connect(config const& cfg) {
+asio::awaitable<stream::connect_result> stream::connect(config const& cfg) {
   close();
   tls_.reset();
   socket_.reset();
+  step_ = "resolve";
   asio::ip::tcp::resolver resolver{ex_};
   auto [rec, endpoints] =
       co_await resolver.async_resolve(cfg.host, std::to_string(cfg.port), tuple_token);
-  if (rec) co_return rec;
+  if (rec) co_return connect_result{rec, step_};
 
   if (tls_context_) {
     tls_.emplace(ex_, *tls_context_);
   } else {
     socket_.emplace(ex_);
   }
+  step_ = "connect";
   auto [cec, endpoint] = co_await asio::async_connect(lowest(), endpoints, tuple_token);
-  if (cec) co_return cec;
+  if (cec) co_return connect_result{cec, step_};
   lowest().set_option(asio::ip::tcp::no_delay{true});
   if (!tls_) {
     lowest().non_blocking(true);  // for try_read and try_write
-    co_return error_code{};
+    co_return connect_result{};
   }
 
   if (cfg.tls_verify_peer) tls_->set_verify_callback(asio::ssl::host_name_verification{cfg.host});
   SSL_set_tlsext_host_name(tls_->native_handle(), cfg.host.c_str());
+  step_ = "TLS handshake";
   auto [hec] = co_await tls_->async_handshake(asio::ssl::stream_base::client, tuple_token);
-  co_return hec;
+  co_return connect_result{hec, step_};
 }
 
 asio::awaitable<std::tuple<error_code, std::size_t>> stream::read_some(asio::mutable_buffer buffer) {

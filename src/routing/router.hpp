@@ -25,6 +25,8 @@ struct router_events {
   std::function<void(resp::value const&)> push;  // a pub/sub message from any node
   std::function<void(node_id)> connected;        // a node's handshake completed (first and later)
   std::function<void(node_id, resp::request&)> extend_handshake;  // commands for each handshake
+  // A connection event of any node; `detail` names its address.
+  std::function<void(event_kind, event_level, io::error_code, std::string_view detail)> event;
 };
 
 class router {
@@ -37,6 +39,8 @@ class router {
 
   virtual slot_type slot_of(std::string_view key) const noexcept = 0;
   virtual node_id node_of(slot_type slot) const noexcept = 0;
+  // Whether the node of `slot` has a connection that takes requests now.
+  virtual bool connected(slot_type slot) const noexcept = 0;
 
   virtual void exec(slot_type slot, io::outgoing out, io::late_reply_handler late,
                     boost::asio::any_completion_handler<void(io::error_code, io::response)> handler) = 0;
@@ -48,6 +52,8 @@ class router {
   virtual void stop() = 0;
   // Connection counters, summed over nodes.
   virtual io::connection_stats stats() const noexcept = 0;
+  // Why the last attempt to connect to a node failed, if the node is still without a connection.
+  virtual std::string last_failure() const = 0;
 };
 
 }  // namespace redisync::detail::routing

@@ -7,6 +7,7 @@ namespace {
 io::connection_events to_node_events(router_events events) {
   io::connection_events out;
   out.push = std::move(events.push);
+  out.event = std::move(events.event);
   if (events.connected) out.connected = [f = std::move(events.connected)] { f(0); };
   if (events.extend_handshake) {
     out.extend_handshake = [f = std::move(events.extend_handshake)](resp::request& req) { f(0, req); };

@@ -14,6 +14,7 @@ class standalone final : public router {
   io::connection::executor_type io_executor() const noexcept override { return conn_.io_executor(); }
   slot_type slot_of(std::string_view) const noexcept override { return 0; }
   node_id node_of(slot_type) const noexcept override { return 0; }
+  bool connected(slot_type) const noexcept override { return conn_.is_ready(); }
 
   void exec(slot_type slot, io::outgoing out, io::late_reply_handler late,
             boost::asio::any_completion_handler<void(io::error_code, io::response)> handler) override;
@@ -22,6 +23,7 @@ class standalone final : public router {
   void run(boost::asio::any_completion_handler<void(io::error_code)> handler) override;
   void stop() override;
   io::connection_stats stats() const noexcept override { return conn_.stats(); }
+  std::string last_failure() const override { return conn_.last_failure(); }
 
  private:
   io::connection conn_;

@@ -110,7 +110,12 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
     return;
   }
   loads_ = 0;
+  bool const was_retry = retry_;
   auto const o = read(ec, replies);
+  if (was_retry && (o.what == outcome_kind::granted || o.what == outcome_kind::busy)) {
+    host_->emit(event_kind::outcome_resolved, event_level::info, p_.name, p_.owner, {},
+                o.what == outcome_kind::granted ? "acquire: held" : "acquire: not held");
+  }
   switch (o.what) {
     case outcome_kind::granted:
       leave();
@@ -118,12 +123,13 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
       return complete({}, true);
     case outcome_kind::failed:
       leave();
+      if (retry_) undo_unknown();  // the earlier attempt's outcome is still unknown
       return finish(o.ec);
     case outcome_kind::unknown:
       // The attempt may have gone through. Trying again in its idempotent form settles it; if
       // time is up instead, it is undone should it have run.
       if (expired() || cancelled()) {
-        undo([] {});
+        undo_unknown();
         leave();
         return finish(cancelled() ? error_code{asio::error::operation_aborted} : error_code{});
       }
@@ -274,6 +280,14 @@ void acquire_op::leave() {
     host_->unsubscribe(p_.channel);
     subscribed_ = false;
   }
+}
+
+// An attempt whose outcome is unknown is undone, should it have run, before the owner's next
+// acquire or release of the name counts levels.
+void acquire_op::undo_unknown() {
+  auto const k = key();
+  host_->unsettled().unsettle(k);
+  undo([host = host_, k] { host->unsettled().settle(k); });
 }
 
 void acquire_op::finish(error_code ec) {

@@ -8,6 +8,8 @@
 // the reading of its reply and the undo (the virtual functions below); the host (the client, or a
 // fake in unit tests) supplies sending, subscriptions, queues, alarms and the clock.
 
+#include <redisync/event.hpp>
+
 #include "routing/router.hpp"
 #include "sync/hold.hpp"
 #include "script/script.hpp"
@@ -58,6 +60,8 @@ class wait_host {
   virtual void unsubscribe(std::string const& channel) = 0;
   // `ring` runs when a wake-up is due; it may refer to the operation, which the wake-up owns.
   virtual std::unique_ptr<alarm> make_alarm(std::function<void()> ring) = 0;
+  virtual void emit(event_kind kind, event_level level, std::string_view lock, std::string_view owner,
+                    io::error_code ec, std::string_view detail) const = 0;
 };
 
 // The outcome of an abandoned attempt (its caller gave up while it was in flight), shared by the op
@@ -148,6 +152,7 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   void wait_for(clock_type::time_point t);  // arms the alarm, which owns this op meanwhile
   void on_alarm();
   void leave();
+  void undo_unknown();
   void finish(io::error_code ec);
   bool expired() const { return p_.deadline && host_->now() >= *p_.deadline; }
   clock_type::time_point next_look() const;  // the deadline, or the poll cap from now

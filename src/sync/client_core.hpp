@@ -74,7 +74,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   void wake_first_waiter(std::string const& channel);
 
   void emit(event_kind kind, event_level level, std::string_view lock, std::string_view owner = {},
-            error_code ec = {}, std::string_view detail = {}) const;
+            error_code ec = {}, std::string_view detail = {}) const override;
 
   // Runs the connections until stop() or a fatal error; start() without waiting for that.
   void run(boost::asio::any_completion_handler<void(error_code)> h) { router_->run(std::move(h)); }

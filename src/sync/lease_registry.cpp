@@ -94,10 +94,19 @@ asio::awaitable<void> lease_registry::renew(std::vector<std::shared_ptr<hold_sta
   auto const& kind = *batch.front()->kind;
   auto const args = kind.renewal_args(batch, lease);
   auto const sent = clock_type::now();
-  // While disconnected a renewal fails at once, so that the hold turns uncertain now and is
-  // retried soon, instead of waiting in the queue past its deadline.
-  resp::request::options const fail_fast{.wait_for_connection = false};
-  auto [ec, reply] = co_await run_script(runner_, kind.renewal_script(), batch.front()->slot, args, {}, fail_fast);
+  // While disconnected a renewal waits for the connection until the first of its holds is due to
+  // end, not past it: a renewal that reached Redis after the hold was given up for lost would keep
+  // the lock from others for another lease. A connection back in time gets it out first thing.
+  auto first_end = clock_type::time_point::max();
+  for (auto const& h : batch) first_end = std::min(first_end, h->valid_until());
+  resp::request::options opts;
+  opts.connection_wait = std::chrono::duration_cast<std::chrono::milliseconds>(first_end - sent);
+  opts.wait_for_connection = *opts.connection_wait > std::chrono::milliseconds{0};
+  // Meanwhile the holds are in danger, and say so.
+  if (!runner_.router().connected(batch.front()->slot)) {
+    for (auto const& h : batch) mark_uncertain(*h, error::not_connected);
+  }
+  auto [ec, reply] = co_await run_script(runner_, kind.renewal_script(), batch.front()->slot, args, {}, opts);
   if (!*alive) co_return;
   ++renewal_calls_;
   renewals_ += batch.size();
@@ -124,12 +133,17 @@ asio::awaitable<void> lease_registry::renew(std::vector<std::shared_ptr<hold_sta
     } else {
       // Unknown: the lease runs on. The hold is uncertain now and lost at its deadline unless a
       // retry gets through first.
-      if (hold->status.exchange(hold_status::uncertain) == hold_status::held) {
-        cb_.emit(event_kind::hold_uncertain, event_level::warning, hold->name, hold->owner, ec, {});
-      }
+      mark_uncertain(*hold, ec);
       auto const retry = std::min<std::chrono::milliseconds>(hold->lease / 10, std::chrono::seconds{1});
       if (hold->application_holds()) schedule_renewal(hold, clock_type::now() + retry - hold->lease / 3);
     }
+  }
+}
+
+void lease_registry::mark_uncertain(hold_state& hold, error_code ec) {
+  if (!hold.active()) return;
+  if (hold.status.exchange(hold_status::uncertain) == hold_status::held) {
+    cb_.emit(event_kind::hold_uncertain, event_level::warning, hold.name, hold.owner, ec, {});
   }
 }
 

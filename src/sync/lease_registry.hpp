@@ -69,6 +69,7 @@ class lease_registry {
 
  private:
   void arm(clock_type::time_point due);
+  void mark_uncertain(hold_state& hold, io::error_code ec);
   void on_tick();
   boost::asio::awaitable<void> renew(std::vector<std::shared_ptr<hold_state>> batch, std::chrono::milliseconds lease);
 

@@ -6,6 +6,7 @@
 
 #include "process/redis_server.hpp"
 #include "support/processes.hpp"
+#include "support/fault_scenario.hpp"
 #include "support/stress_process.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -18,50 +19,11 @@
 
 using namespace std::chrono_literals;
 using redisync::process::redis_server;
+using redisync::test::fault_scenario;
 using redisync::test::poll_until;
+using redisync::test::run_with_fault;
 
 namespace {
-
-constexpr auto lease = 600ms;
-
-struct fault_scenario {
-  std::string lock;
-  std::string url;                     // where the stress processes connect
-  std::function<void()> inject;        // the fault, returning when it is over
-  bool erases_data = false;            // the counter goes with the fault: not compared
-};
-
-// Runs three stress processes, injects the fault once the first holds were granted, and checks
-// everything the tier promises.
-void run_with_fault(redis_server const& redis, fault_scenario const& s) {
-  redisync::test::temp_dir dir;
-  std::vector<std::string> const args{
-      "--lock", s.lock, "--workers", "2", "--iterations", "20", "--hold-ms", "10", "--retry-ms", "50",
-      "--watchdog-ms", std::to_string(lease.count()), "--counter", s.lock + ":counter",
-      "--fence-key", s.lock + ":fence"};
-  auto group = redisync::test::start_stress(s.url, args, dir.path, 3);
-  auto const granted = [&] {
-    std::size_t n = 0;
-    for (auto const& p : group) n += p->events("acquired").size();
-    return n;
-  };
-  BOOST_TEST_REQUIRE(poll_until([&] { return granted() >= 3; }, 20s));
-  s.inject();
-  auto const out = redisync::test::check_stress_group(group, 60s);
-  BOOST_TEST_MESSAGE(s.lock << ": " << out.acquired << " holds (" << out.released << " released, "
-                            << out.lost << " lost), " << out.accepted << " writes accepted, "
-                            << out.rejected << " rejected, " << out.errors << " errors");
-  BOOST_TEST(out.acquired > 0);
-  if (!s.erases_data) {
-    auto const counter = redis.command({"GET", s.lock + ":counter"});
-    std::int64_t value = 0;
-    if (!counter.is_null()) counter.as_integer(value);
-    BOOST_TEST(value == out.accepted);
-  }
-  // Whatever is left of the lock expires within its lease.
-  auto const pttl = redis.command({"PTTL", s.lock}).integer();
-  BOOST_TEST((pttl == -2 || (pttl > 0 && pttl <= lease.count())), "PTTL " << pttl);
-}
 
 void for_a_while(std::chrono::milliseconds d, std::function<void()> each, std::chrono::milliseconds every) {
   auto const end = std::chrono::steady_clock::now() + d;

@@ -3,6 +3,10 @@
 
 #include "process/redis_server.hpp"
 #include "support/processes.hpp"
+#include "support/tls_redis.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <fmt/core.h>
 
 #include <boost/test/unit_test.hpp>
 
@@ -41,12 +45,15 @@ void expect_one_line(tool_result const& r, int code, std::string const& command,
 
 BOOST_AUTO_TEST_SUITE(tool)
 
-BOOST_AUTO_TEST_CASE(a_malformed_url_is_a_usage_error_in_every_command) {
-  expect_one_line(run_tool({"demo", "--redis", "redis://127.0.0.1:99999"}), 2, "demo", "bad Redis URL");
-  expect_one_line(run_tool({"stress", "--redis", "bogus://x", "--lock", "l"}), 2, "stress", "bad Redis URL");
-  expect_one_line(run_tool({"inspect", "--redis", "redis://", "l"}), 2, "inspect", "bad Redis URL");
-  expect_one_line(run_tool({"bench", "--redis", "redis://h:x", "--workload", "W1"}), 2, "bench",
-                  "bad Redis URL");
+BOOST_AUTO_TEST_CASE(a_malformed_url_is_a_usage_error_that_names_the_part) {
+  expect_one_line(run_tool({"demo", "--redis", "redis://127.0.0.1:99999"}), 2, "demo",
+                  "bad Redis URL 'redis://127.0.0.1:99999': the port must be a number from 1 to 65535");
+  expect_one_line(run_tool({"stress", "--redis", "bogus://x", "--lock", "l"}), 2, "stress",
+                  "the scheme must be redis or rediss, not bogus");
+  expect_one_line(run_tool({"inspect", "--redis", "redis://", "l"}), 2, "inspect", "it names no host");
+  expect_one_line(run_tool({"bench", "--redis", "redis://h/x", "--workload", "W1"}), 2, "bench",
+                  "the database must be a number");
+  expect_one_line(run_tool({"inspect", "--redis", "127.0.0.1:6379", "l"}), 2, "inspect", "it has no scheme");
 }
 
 BOOST_AUTO_TEST_CASE(numbers_out_of_range_and_unwritable_files_are_refused_at_start) {
@@ -61,6 +68,37 @@ BOOST_AUTO_TEST_CASE(numbers_out_of_range_and_unwritable_files_are_refused_at_st
   auto const bad_env = run_tool({"bench", "--redis", redis.url(), "--workload", "W1"});
   ::unsetenv("LEASE_MS");
   expect_one_line(bad_env, 2, "bench", "LEASE_MS=abc");
+}
+
+// Each command pointed at the wrong place ends within the connect timeout (5 s) and a margin, with
+// one line naming the address and the cause.
+BOOST_AUTO_TEST_CASE(every_command_pointed_at_a_closed_port_says_so_at_once) {
+  auto const url = "redis://127.0.0.1:" + std::to_string(redisync::process::free_loopback_port());
+  for (auto const& args : std::vector<std::vector<std::string>>{{"inspect", "--redis", url, "l"},
+                                                                 {"stress", "--redis", url, "--lock", "l"},
+                                                                 {"bench", "--redis", url, "--workload", "W1"},
+                                                                 {"demo", "--redis", url}}) {
+    expect_one_line(run_tool(args, 5s), 1, args[0], "connect: Connection refused");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_server_that_never_answers_a_wrong_password_and_tls_mismatches_are_named) {
+  // A listening socket that nobody accepts from: connections complete, nothing is ever said.
+  boost::asio::io_context ctx;
+  boost::asio::ip::tcp::acceptor silent{ctx, {boost::asio::ip::make_address("127.0.0.1"), 0}};
+  expect_one_line(run_tool({"inspect", "--redis", fmt::format("redis://127.0.0.1:{}", silent.local_endpoint().port()),
+                            "l"},
+                           10s),
+                  1, "inspect", "handshake: no reply within 5000 ms");
+  redis_server locked{redisync::process::with_args({"--requirepass", "right"})};
+  expect_one_line(run_tool({"inspect", "--redis", fmt::format("redis://:wrong@127.0.0.1:{}", locked.port()), "l"}),
+                  1, "inspect", "WRONGPASS");
+  redisync::test::tls_redis tls;
+  expect_one_line(run_tool({"inspect", "--redis", fmt::format("rediss://127.0.0.1:{}", tls.server->port()), "l"},
+                           10s),
+                  1, "inspect", "is it a plain port?");
+  expect_one_line(run_tool({"inspect", "--redis", fmt::format("redis://127.0.0.1:{}", tls.tls_port), "l"}, 10s), 1,
+                  "inspect", "rediss://");
 }
 
 BOOST_AUTO_TEST_CASE(a_database_the_server_refuses_ends_the_demo_with_the_cause) {

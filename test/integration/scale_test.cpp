@@ -15,6 +15,7 @@
 namespace asio = boost::asio;
 using namespace redisync::test::lock_names;
 using redisync::test::command_calls;
+using redisync::test::wait_until;
 
 namespace {
 
@@ -28,14 +29,6 @@ void start_waiters(redisync::client& c, std::string const& lock, int n, int& don
   }
 }
 
-// A state of the client or the server that has no event to await.
-asio::awaitable<void> wait_until(std::function<bool()> condition, std::chrono::seconds limit) {
-  auto const deadline = std::chrono::steady_clock::now() + limit;
-  while (!condition()) {
-    BOOST_TEST_REQUIRE((std::chrono::steady_clock::now() < deadline), "the condition did not hold in time");
-    co_await redisync::test::sleep_for(5ms);
-  }
-}
 
 // Server commands in plain functions: GCC 12 miscompiles an initializer_list inside a coroutine.
 std::int64_t pttl(redis_server const& redis, std::string const& key) {

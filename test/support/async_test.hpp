@@ -73,4 +73,14 @@ inline asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
   co_await t.async_wait(asio::use_awaitable);
 }
 
+// Waits for a state of the client or the server that has no event to await; fails the test if it
+// does not hold within `limit`.
+inline asio::awaitable<void> wait_until(std::function<bool()> condition, std::chrono::milliseconds limit) {
+  auto const deadline = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    BOOST_TEST_REQUIRE((std::chrono::steady_clock::now() < deadline), "the condition did not hold in time");
+    co_await sleep_for(std::chrono::milliseconds{5});
+  }
+}
+
 }  // namespace redisync::test

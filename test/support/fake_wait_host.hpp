@@ -98,6 +98,11 @@ class fake_wait_host final : public sync::wait_host, public std::enable_shared_f
   std::unique_ptr<sync::alarm> make_alarm(std::function<void()> ring) override {
     return std::make_unique<fake_alarm>(*this, std::move(ring));
   }
+  void emit(redisync::event_kind kind, redisync::event_level, std::string_view, std::string_view, io::error_code,
+            std::string_view) const override {
+    events.push_back(kind);
+  }
+  mutable std::vector<redisync::event_kind> events;
 
   // Answers the oldest unanswered attempt.
   void reply(io::error_code ec, io::response replies = {}) {

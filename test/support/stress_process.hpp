@@ -62,6 +62,7 @@ inline stress_group start_stress(std::string const& url, std::vector<std::string
 // What the histories of a group say, once every process has exited.
 struct stress_outcome {
   std::int64_t acquired = 0, released = 0, lost = 0, accepted = 0, rejected = 0, errors = 0;
+  std::int64_t unknown = 0;  // fenced writes whose outcome a lost connection hid
 };
 
 // Checks that every process exited (no crash: exit code 0 or 1) within `limit`, that every hold
@@ -96,6 +97,7 @@ inline stress_outcome check_stress_group(stress_group& group, std::chrono::milli
     auto const s = p->summary();
     out.accepted += s.at("accepted").as_int64();
     out.rejected += s.at("rejected").as_int64();
+    out.unknown += s.at("unknown").as_int64();
     out.errors += s.at("errors").as_int64();
   }
   std::sort(grants.begin(), grants.end(), [](auto const& a, auto const& b) { return a.t_ns < b.t_ns; });

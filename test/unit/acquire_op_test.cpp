@@ -30,6 +30,8 @@ class scripted_acquire final : public core::acquire_op {
   bool held = false;
   std::vector<bool> retries;  // per attempt: sent in its idempotent form
   int undone = 0;
+  bool hold_undo = false;             // keep an undo running until the test ends it
+  std::function<void()> pending_undo;
 
  private:
   error_code check_arguments() const override { return {}; }
@@ -53,6 +55,10 @@ class scripted_acquire final : public core::acquire_op {
   }
   void undo(std::function<void()> then) override {
     ++undone;
+    if (hold_undo) {
+      pending_undo = std::move(then);
+      return;
+    }
     then();
   }
   void complete(error_code ec, bool h) override {
@@ -158,6 +164,33 @@ BOOST_AUTO_TEST_CASE(an_unknown_outcome_is_tried_again_in_its_idempotent_form) {
   f.host->reply({}, granted());
   BOOST_TEST(op->held);
   BOOST_TEST((op->retries == std::vector<bool>{false, true}));
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_outcome_settled_by_its_retry_is_reported_as_resolved) {
+  fixture f;
+  auto op = f.start();
+  f.host->reply(error::ambiguous);
+  f.host->reply({}, busy(100));
+  BOOST_TEST((f.host->events == std::vector<redisync::event_kind>{redisync::event_kind::outcome_resolved}));
+}
+
+// A retry that fails (no connection within its bound, say) leaves the first attempt's outcome
+// unknown: it is undone, and the owner's next acquire of the name waits until that is done.
+BOOST_AUTO_TEST_CASE(an_unknown_outcome_whose_retry_fails_is_undone_and_the_key_waits_for_it) {
+  fixture f;
+  auto op = f.start();
+  op->hold_undo = true;
+  f.host->reply(error::ambiguous);
+  f.host->reply(error::not_connected);
+  BOOST_TEST((op->result == error::not_connected));
+  BOOST_TEST(op->undone == 1);
+  BOOST_TEST(f.host->keys.contains(core::hold_key("owner-1", "lock")));
+  auto next = f.start();
+  BOOST_TEST(f.host->unanswered() == 0u);  // waits for the undo
+  op->pending_undo();
+  BOOST_TEST(f.host->unanswered() == 1u);
+  f.host->reply({}, granted());
+  BOOST_TEST(next->held);
 }
 
 BOOST_AUTO_TEST_CASE(an_unreadable_reply_is_undone_before_the_error_is_reported) {

@@ -28,7 +28,7 @@ struct outcome {
 class mux_fixture {
  public:
   mux_fixture()
-      : mux{200ms,
+      : mux{200ms, 1s,
             {.push = [this](redisync::resp::value const& v) { pushes.push_back(v); },
              .finish_later = [this](io::entry_ptr e, error_code ec) { e->handler.complete(ec, {}); }}} {}
 
@@ -176,7 +176,7 @@ BOOST_AUTO_TEST_CASE(a_lost_connection_makes_written_requests_ambiguous_and_fail
   request fail_fast_req{{.wait_for_connection = false}};
   fail_fast_req.push("GET", "f");
   auto& fail_fast = f.submit(std::move(fail_fast_req));
-  f.mux.on_disconnect();
+  f.mux.on_disconnect(f.now);
   f.delivered();
   BOOST_TEST((written.ec == error::ambiguous));
   BOOST_TEST((merged.ec == error::ambiguous));
@@ -222,22 +222,71 @@ BOOST_AUTO_TEST_CASE(loading_and_busy_replies_are_sent_again_after_a_pause_until
   BOOST_TEST(!f.feed("-LOADING Redis is loading\r\n"));
   f.delivered();
   BOOST_TEST(!r.ec.has_value());
-  BOOST_TEST_REQUIRE(f.mux.next_retry().has_value());
-  BOOST_TEST((*f.mux.next_retry() == f.now + 10ms));
-  f.mux.retry_due(f.now + 5ms);
+  BOOST_TEST_REQUIRE(f.mux.next_timer().has_value());
+  BOOST_TEST((*f.mux.next_timer() == f.now + 10ms));
+  f.mux.on_timer(f.now + 5ms);
   BOOST_TEST(f.written().empty());  // not yet
   f.now += 10ms;
-  f.mux.retry_due(f.now);
+  f.mux.on_timer(f.now);
   BOOST_TEST(f.written() == command("GET", "a").payload());
   BOOST_TEST(!f.feed("-BUSY Redis is busy\r\n"));
-  BOOST_TEST((*f.mux.next_retry() == f.now + 20ms));  // doubled
+  BOOST_TEST((*f.mux.next_timer() == f.now + 20ms));  // doubled
   f.now += 300ms;  // past the 200 ms budget
-  f.mux.retry_due(f.now);
+  f.mux.on_timer(f.now);
   f.written();
   BOOST_TEST(!f.feed("-BUSY Redis is busy\r\n"));
   f.delivered();
   BOOST_TEST_REQUIRE(r.ec.has_value());
   BOOST_TEST(r.replies.at(0).is_error());
+}
+
+BOOST_AUTO_TEST_CASE(a_request_waits_for_a_connection_no_longer_than_the_connection_wait) {
+  mux_fixture f;
+  auto& before = f.submit(command("GET", "a"));  // never connected yet
+  f.now += 400ms;
+  auto& later = f.submit(command("GET", "b"));
+  BOOST_TEST_REQUIRE(f.mux.next_timer().has_value());
+  BOOST_TEST((*f.mux.next_timer() == f.now - 400ms + 1s));
+  f.now += 600ms;
+  f.mux.on_timer(f.now);
+  f.delivered();
+  BOOST_TEST((before.ec == error::not_connected));
+  BOOST_TEST(!later.ec.has_value());
+  f.now += 400ms;
+  f.mux.on_timer(f.now);
+  f.delivered();
+  BOOST_TEST((later.ec == error::not_connected));
+}
+
+BOOST_AUTO_TEST_CASE(a_request_may_wait_for_a_connection_less_than_the_connection_wait) {
+  mux_fixture f;
+  request brief{{.connection_wait = 100ms}};
+  brief.push("GET", "a");
+  auto& r = f.submit(std::move(brief));
+  auto& other = f.submit(command("GET", "b"));
+  BOOST_TEST((*f.mux.next_timer() == f.now + 100ms));
+  f.now += 100ms;
+  f.mux.on_timer(f.now);
+  f.delivered();
+  BOOST_TEST((r.ec == error::not_connected));
+  BOOST_TEST(!other.ec.has_value());
+  BOOST_TEST((*f.mux.next_timer() == f.now - 100ms + 1s));
+}
+
+BOOST_AUTO_TEST_CASE(the_wait_for_a_connection_starts_when_the_connection_is_lost_and_ends_with_it) {
+  mux_fixture f;
+  f.mux.set_ready(true);
+  auto& queued = f.submit(command("GET", "a"));  // not written yet when the connection drops
+  f.now += 5s;
+  f.mux.on_disconnect(f.now);
+  BOOST_TEST((*f.mux.next_timer() == f.now + 1s));
+  f.now += 500ms;
+  f.mux.on_timer(f.now);
+  f.delivered();
+  BOOST_TEST(!queued.ec.has_value());
+  f.mux.set_ready(true);
+  BOOST_TEST(f.written() == command("GET", "a").payload());
+  BOOST_TEST(!f.mux.next_timer().has_value());  // connected: nothing waits for a connection
 }
 
 BOOST_AUTO_TEST_CASE(a_reply_nobody_asked_for_and_bytes_that_are_not_resp_are_protocol_errors) {

@@ -202,6 +202,8 @@ asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::s
   c.start();
   client admin{ctx.get_executor(), config_from_url(url)};
   admin.start();
+  co_await connect(c);
+  co_await connect(admin);
   bench_context b{p, watchdog, c, admin};
   json::object result;
   if (workload == "W1") {

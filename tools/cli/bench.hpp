@@ -43,6 +43,7 @@ struct params {
   std::int64_t s2_s = env_number("S2_S", 60, 1, 3600);
   std::int64_t s3_w = env_number("S3_W", 1000, 0, 1'000'000);
   std::int64_t s3_k = env_number("S3_K", 500, 1, 100'000);
+  std::int64_t s3_gap_ms = env_number("S3_GAP_MS", 50, 0, 10'000);  // between two kills
 };
 
 
@@ -73,6 +74,9 @@ asio::awaitable<stats_map> command_stats(client& admin);
 asio::awaitable<double> command_usec(client& admin, std::string const& command);
 // Redis's CPU seconds so far (INFO cpu, user + system).
 asio::awaitable<double> server_cpu_s(client& admin);
+// Keys that exist: SCAN skips keys past their expiry, which DBSIZE still counts until Redis's
+// expiry cycle gets to them.
+asio::awaitable<std::int64_t> live_keys(client& admin);
 
 struct command_delta {
   double per_op = 0;

@@ -53,16 +53,22 @@ asio::awaitable<json::object> s1(bench_context& b, bool cold) {
   auto const idle_rss = rss_kb();
   auto const cpu_before = process_cpu_s();
   auto const before = co_await command_stats(b.admin);
-  std::vector<clock_type::time_point> acquired;
+  // Shared with the waiters' handlers, which may outlive this frame if it ends by an exception.
+  struct tally {
+    std::vector<clock_type::time_point> acquired;
+    std::int64_t errors = 0;
+  };
+  auto t = std::make_shared<tally>();
+  auto& acquired = t->acquired;
+  auto& errors = t->errors;
   acquired.reserve(static_cast<std::size_t>(n));
-  std::int64_t errors = 0;
   for (std::int64_t i = 0; i < n; ++i) {
-    b.c.make_lock(key).acquire([&](error_code ec, held h) {
+    b.c.make_lock(key).acquire([t](error_code ec, held h) {
       if (ec) {
-        ++errors;
+        ++t->errors;
         return;
       }
-      acquired.push_back(clock_type::now());
+      t->acquired.push_back(clock_type::now());
       h.release(asio::detached);
     });
   }
@@ -105,19 +111,27 @@ asio::awaitable<json::object> s2(bench_context& b) {
   auto const n = b.p.s2_n;
   auto const idle_rss = rss_kb();
   auto const t0 = clock_type::now();
-  std::vector<held> holds;
+  // Shared with the handlers, which may outlive this frame if it ends by an exception.
+  struct tally {
+    std::vector<held> holds;
+    std::int64_t errors = 0;
+    std::int64_t started = 0;
+    std::size_t released = 0;
+  };
+  auto t = std::make_shared<tally>();
+  auto& holds = t->holds;
+  auto& errors = t->errors;
+  auto& started = t->started;
   holds.reserve(static_cast<std::size_t>(n));
-  std::int64_t errors = 0;
-  std::int64_t started = 0;
   // Many acquires in flight at once, as a service with many tasks would have.
   for (std::int64_t i = 0; i < n; ++i) {
-    b.c.make_lock("bench:s2:lock:" + std::to_string(i)).acquire([&](error_code ec, held h) {
-      ++started;
+    b.c.make_lock("bench:s2:lock:" + std::to_string(i)).acquire([t](error_code ec, held h) {
+      ++t->started;
       if (ec) {
-        ++errors;
+        ++t->errors;
         return;
       }
-      holds.push_back(std::move(h));
+      t->holds.push_back(std::move(h));
     });
   }
   co_await wait_until([&] { return started >= n; }, std::chrono::seconds{600});
@@ -147,13 +161,10 @@ asio::awaitable<json::object> s2(bench_context& b) {
   }
   bool all_held = true;
   for (auto& h : holds) all_held = all_held && h.status() == hold_status::held;
-  // Counted when each release has its reply: DBSIZE must not race the last of them.
-  std::size_t released = 0;
-  for (auto& h : holds) h.release([&](error_code) { ++released; });
-  co_await wait_until([&] { return released == holds.size(); }, std::chrono::seconds{600});
-  resp::request count;
-  count.push("DBSIZE");
-  auto const keys_left = (co_await command(b.admin, std::move(count))).integer();
+  // Counted when each release has its reply: the count must not race the last of them.
+  for (auto& h : holds) h.release([t](error_code) { ++t->released; });
+  co_await wait_until([&] { return t->released == holds.size(); }, std::chrono::seconds{600});
+  auto const keys_left = co_await live_keys(b.admin);
   double const seconds = double(b.p.s2_s);
   co_return json::object{
       {"n", n},
@@ -176,10 +187,12 @@ asio::awaitable<json::object> s3(bench_context& b) {
   std::string const key = "bench:s3:lock";
   auto holder = co_await b.c.make_lock(key).acquire(asio::use_awaitable);
   auto const token = holder.token();
-  std::int64_t done = 0;
+  // Shared with the waiters' handlers, which may outlive this frame if it ends by an exception.
+  auto const finished = std::make_shared<std::int64_t>(0);
+  auto& done = *finished;
   for (std::int64_t i = 0; i < b.p.s3_w; ++i) {
-    b.c.make_lock(key).acquire([&done](error_code, held h) {
-      ++done;
+    b.c.make_lock(key).acquire([finished](error_code, held h) {
+      ++*finished;
       if (h) h.release(asio::detached);
     });
   }
@@ -191,14 +204,24 @@ asio::awaitable<json::object> s3(bench_context& b) {
   auto const renewals0 = b.c.stats().renewal_batches;
   auto const before = co_await command_stats(b.admin);
   std::int64_t kills = 0;
+  std::int64_t rss_halfway = 0;  // a leak grows on; the first reconnects' allocations do not
   for (std::int64_t k = 0; k < b.p.s3_k; ++k) {
-    resp::request id;
-    id.push("CLIENT", "ID");
-    auto const own_id = (co_await command(b.c, std::move(id))).integer();
+    if (k == b.p.s3_k / 2) rss_halfway = rss_kb();
+    // Asked right after a kill, the question may meet the dead connection: ask again.
+    std::int64_t own_id = -1;
+    for (int tries = 0; own_id < 0; ++tries) {
+      resp::request id;
+      id.push("CLIENT", "ID");
+      auto [ec, reply] = co_await try_command(b.c, std::move(id));
+      if (!ec) own_id = reply.integer();
+      if (ec && (tries == 10 || (ec != error::ambiguous && ec != error::not_connected))) {
+        throw std::runtime_error{"CLIENT ID failed: " + ec.message()};
+      }
+    }
     resp::request kill;
     kill.push("CLIENT", "KILL", "ID", own_id);
     kills += (co_await command(b.admin, std::move(kill))).integer();
-    co_await sleep_for(std::chrono::milliseconds{50});
+    co_await sleep_for(std::chrono::milliseconds{b.p.s3_gap_ms});
   }
   auto const reconnected = co_await wait_until([&] { return b.c.stats().connects >= connects0 + kills; }, std::chrono::seconds{30});
   co_await sleep_for(std::chrono::milliseconds{200});
@@ -222,6 +245,7 @@ asio::awaitable<json::object> s3(bench_context& b) {
       {"fds_before", fds_before},
       {"fds_after", open_fds()},
       {"rss_before_kb", rss_before},
+      {"rss_halfway_kb", rss_halfway},
       {"rss_after_kb", rss_kb()},
       {"hold_kept", hold_kept},
       {"safety_ok", hold_kept && done == b.p.s3_w}};

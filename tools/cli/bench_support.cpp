@@ -116,6 +116,20 @@ asio::awaitable<double> server_cpu_s(client& admin) {
 }
 
 // Runs `count` tasks and waits until they end or the cap passes (then 2 s of grace).
+asio::awaitable<std::int64_t> live_keys(client& admin) {
+  std::int64_t count = 0;
+  std::string cursor = "0";
+  do {
+    resp::request scan;
+    scan.push("SCAN", cursor, "COUNT", 1000);
+    auto const reply = co_await command(admin, std::move(scan));
+    auto const parts = reply.elements();
+    cursor = std::string{parts[0].text()};
+    count += static_cast<std::int64_t>(parts[1].elements().size());
+  } while (cursor != "0");
+  co_return count;
+}
+
 asio::awaitable<bool> run_tasks(std::int64_t count, std::int64_t cap_s, bool& stop,
                                 std::function<asio::awaitable<void>(int)> const& task) {
   auto ex = co_await asio::this_coro::executor;

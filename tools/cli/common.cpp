@@ -4,10 +4,14 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/core.h>
 
 #include <charconv>
+#include <chrono>
+#include <ctime>
 #include <cstdlib>
 #include <iostream>
 
@@ -22,11 +26,36 @@ redis_target open_target(std::optional<std::string> const& url) {
   return {std::move(server), std::move(u)};
 }
 
+namespace {
+
+bool verbose = false;  // -v: every event of every client, not only warnings once connected
+
+std::string timestamp() {
+  auto const now = std::chrono::system_clock::now();
+  auto const t = std::chrono::system_clock::to_time_t(now);
+  auto const ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
+                     utc.tm_hour, utc.tm_min, utc.tm_sec, ms);
+}
+
+void print_event(event const& e) {
+  std::string line = fmt::format("{} {} {}", timestamp(), to_string(e.level), to_string(e.kind));
+  if (!e.lock.empty()) line += fmt::format(" lock {}", e.lock);
+  if (!e.owner.empty()) line += fmt::format(" owner {}", e.owner);
+  if (!e.detail.empty()) line += fmt::format(": {}", e.detail);
+  if (e.error) line += fmt::format(" ({})", e.error.message());
+  std::cerr << line << std::endl;
+}
+
+}  // namespace
+
 bool parse(std::string_view command, std::string_view summary, po::options_description const& options,
            po::positional_options_description const& positional, std::vector<std::string> const& args,
            po::variables_map& vm, int& exit_code) {
   po::options_description all;
-  all.add_options()("help,h", "show this help");
+  all.add_options()("help,h", "show this help")("verbose,v", "print every event of the client on stderr");
   all.add(options);
   auto usage = [&](std::ostream& os) {
     os << "usage: redisync " << command << " [options]\n" << summary << "\n\n" << all << "\n";
@@ -39,6 +68,7 @@ bool parse(std::string_view command, std::string_view summary, po::options_descr
       return false;
     }
     po::notify(vm);
+    verbose = vm.count("verbose") > 0;
   } catch (po::error const& e) {
     std::cerr << "redisync " << command << ": " << e.what() << "\n\n";
     usage(std::cerr);
@@ -49,10 +79,37 @@ bool parse(std::string_view command, std::string_view summary, po::options_descr
 }
 
 config config_from_url(std::string const& url) {
-  boost::system::error_code ec;
-  auto cfg = config::from_url(url, ec);
-  if (ec) throw usage_error{fmt::format("bad Redis URL '{}': {}", url, ec.message())};
+  if (auto const problem = config::url_problem(url); !problem.empty()) {
+    throw usage_error{fmt::format("bad Redis URL '{}': {}", url, problem)};
+  }
+  auto cfg = config::from_url(url);
+  // Before the first connection, connect() tells what went wrong in one line.
+  cfg.on_event = [connected = false](event const& e) mutable {
+    if (e.kind == event_kind::connected) connected = true;
+    if (verbose || (connected && e.level >= event_level::warning)) print_event(e);
+  };
   return cfg;
+}
+
+asio::awaitable<void> connect(client& c) {
+  auto const limit = c.cfg().connect_timeout + std::chrono::seconds{2};
+  auto const deadline = std::chrono::steady_clock::now() + limit;
+  asio::steady_timer pause{co_await asio::this_coro::executor};
+  for (;;) {
+    if (c.stats().connects > 0) co_return;
+    std::string why = c.last_connect_failure();
+    if (why.empty() && std::chrono::steady_clock::now() >= deadline) {
+      why = fmt::format("{}: no connection within {} ms", c.cfg().endpoint(), limit.count());
+    }
+    if (!why.empty()) {
+      c.stop();  // the command ends here; nothing may keep its io_context running
+      throw std::runtime_error{"cannot connect to Redis at " + why};
+    }
+    // The first attempt's outcome is a few ms away for a refused port, up to the connect timeout
+    // for a silent server: look again soon.
+    pause.expires_after(std::chrono::milliseconds{5});
+    co_await pause.async_wait(asio::use_awaitable);
+  }
 }
 
 std::int64_t in_range(std::string_view what, std::int64_t value, std::int64_t min, std::int64_t max) {

@@ -29,8 +29,16 @@ struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The client configuration for `url`; usage_error if it does not parse.
+// The client configuration for `url`, with the tool's event printer: warnings and errors on stderr
+// with a timestamp once the client has connected (every event, from the start, with -v); a
+// usage_error naming the part of the URL that does not parse.
 config config_from_url(std::string const& url);
+
+// Waits for the client's first connection. Throws a runtime_error naming the address and the cause
+// as soon as an attempt fails (refused, unresolvable, TLS, a wrong password, no answer within the
+// connect timeout), having stopped the client: a command pointed at the wrong place says why
+// within seconds.
+boost::asio::awaitable<void> connect(client& c);
 
 // `value` of option or variable `what`, refused with a usage_error outside [min, max].
 std::int64_t in_range(std::string_view what, std::int64_t value, std::int64_t min, std::int64_t max);
@@ -50,7 +58,8 @@ redis_target open_target(std::optional<std::string> const& url);
 
 using process::monotonic_ns;
 
-// Parses `args` (without the subcommand); prints usage and returns false on --help or an error.
+// Parses `args` (without the subcommand), with the options every command has (--help, -v); prints
+// usage and returns false on --help or an error.
 bool parse(std::string_view command, std::string_view summary, po::options_description const& options,
            po::positional_options_description const& positional, std::vector<std::string> const& args,
            po::variables_map& vm, int& exit_code);

@@ -54,9 +54,7 @@ class demo_run {
 
   asio::awaitable<int> run() {
     say("using {} (lock names start with {})", url_, prefix_);
-    resp::request ping;
-    ping.push("PING");
-    co_await cmd(std::move(ping));  // a server that refuses us ends the demo here, with the cause
+    co_await connect(client_);  // a server that refuses us ends the demo here, with the cause
     co_await contention();
     co_await reentrancy();
     co_await crashed_holder();

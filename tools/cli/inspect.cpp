@@ -20,6 +20,7 @@ namespace {
 asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string name, bool as_json) {
   client c{ctx.get_executor(), config_from_url(url)};
   c.start();
+  co_await connect(c);
   resp::request req;
   req.push("TYPE", name);
   req.push("PTTL", name);

@@ -46,6 +46,7 @@ struct stress_options {
 
 struct totals {
   std::int64_t acquired = 0, released = 0, errors = 0, lost = 0, accepted = 0, rejected = 0;
+  std::int64_t unknown = 0;  // writes whose reply was lost with the connection: they may have run
 };
 
 class history_log {
@@ -131,6 +132,7 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
       // one it has seen, and a value that changed meanwhile.
       auto [wec, accepted] = co_await fenced_set(c, *o.fence_key, o.counter, h.token(),
                                                  std::string{current.text()}, std::to_string(value + 1));
+      if (wec == error::ambiguous) ++t.unknown;
       if (wec) {
         ++t.errors;
         report.add("fenced write", wec);
@@ -183,6 +185,7 @@ asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
   history_log log{o.history};
   client c{ctx.get_executor(), cfg};
   c.start();
+  co_await connect(c);
   totals t;
   error_report report;
   auto const start = monotonic_ns();
@@ -206,7 +209,7 @@ asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
   c.stop();
   json::object summary{{"lock", o.lock},         {"workers", o.workers},   {"iterations", o.iterations},
                        {"acquired", t.acquired}, {"released", t.released}, {"errors", t.errors},
-                       {"lost", t.lost},         {"accepted", t.accepted}, {"rejected", t.rejected},
+                       {"lost", t.lost},         {"accepted", t.accepted}, {"rejected", t.rejected}, {"unknown", t.unknown},
                        {"elapsed_s", elapsed},   {"pid", ::getpid()}};
   std::cout << json::serialize(summary) << std::endl;
   co_return t.errors == 0 ? 0 : 1;

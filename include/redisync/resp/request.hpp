@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <initializer_list>
 #include <ranges>
+#include <optional>
+#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -22,6 +24,8 @@ class request {
   struct options {
     // false: fail at once with error::not_connected while disconnected instead of waiting.
     bool wait_for_connection = true;
+    // How long to wait for a connection at most, if shorter than config::connection_wait_limit.
+    std::optional<std::chrono::milliseconds> connection_wait;
     // false: do not resend after LOADING or BUSY replies.
     bool retry_transient = true;
   };

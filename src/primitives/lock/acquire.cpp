@@ -67,15 +67,17 @@ held guard_for(std::shared_ptr<sync::client_core> const& core, std::shared_ptr<s
 }
 
 asio::awaitable<void> undo_acquire(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
-                                   std::int64_t count_before) {
+                                   std::int64_t count_before, std::chrono::milliseconds lease) {
   auto const slot = core->router().slot_of(name);
   script_args args{{name, token_key_of(name)},
                    {"release-with", owner, std::to_string(core->cfg().watchdog_lease.count()), channel_of(name),
                     std::to_string(count_before + 1), "", ""}};
   // The expected count makes this safe to repeat: it releases only the level that acquire added.
+  auto const give_up = sync::clock_type::now() + lease;
   for (;;) {
     auto [ec, reply] = co_await run_script(core->scripts(), scripts::lock_calls, slot, args);
-    if (ec == error::ambiguous && !core->stopped()) continue;
+    bool const unknown = ec == error::ambiguous || ec == error::not_connected;
+    if (unknown && !core->stopped() && sync::clock_type::now() < give_up) continue;
     if (!ec && parse_release_reply(reply, std::nullopt).remaining >= 0) {
       core->emit(event_kind::grant_undone, event_level::info, name, owner);
     }
@@ -169,7 +171,7 @@ lock_acquire::outcome lock_acquire::read(error_code ec, io::response& replies) {
 }
 
 void lock_acquire::undo(std::function<void()> then) {
-  asio::co_spawn(core_->strand(), undo_acquire(core_, args().name, args().owner, count_before_),
+  asio::co_spawn(core_->strand(), undo_acquire(core_, args().name, args().owner, count_before_, lease()),
                  [then = std::move(then)](std::exception_ptr) { then(); });
 }
 

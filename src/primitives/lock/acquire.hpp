@@ -31,9 +31,11 @@ void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
                    boost::asio::any_completion_handler<try_acquire_signature> h);
 
 // Releases one level of `owner`'s hold of `name` if the owner's count shows that an acquire,
-// begun when the count was `count_before`, went through. Safe to repeat.
+// begun when the count was `count_before`, went through. Safe to repeat; without a connection,
+// repeated until `lease` has passed (the level is gone by then).
 boost::asio::awaitable<void> undo_acquire(std::shared_ptr<sync::client_core> core, std::string name,
-                                          std::string owner, std::int64_t count_before);
+                                          std::string owner, std::int64_t count_before,
+                                          std::chrono::milliseconds lease);
 
 // A guard for a new level of `hold`.
 held guard_for(std::shared_ptr<sync::client_core> const& core, std::shared_ptr<sync::hold_state> const& hold);

@@ -149,6 +149,7 @@ void lock_release::on_reply(error_code ec, io::response replies) {
     if (target_) give_back_target();
     return failed(ec);
   }
+  if (retry_of_) core_->emit(event_kind::outcome_resolved, event_level::info, name_, owner_, {}, "release");
   succeeded(outcome);
 }
 

@@ -1,0 +1,134 @@
+// When Redis cannot be reached: every wait is bounded, the error is typed, the client can say why,
+// and the connection's story reaches the event sink.
+
+#include "support/connection_fixture.hpp"
+#include "support/lock_fixture.hpp"
+
+#include <redisync/event.hpp>
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+namespace asio = boost::asio;
+using redisync::config;
+using redisync::event_kind;
+using namespace redisync::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+config config_for_port(std::uint16_t port) {
+  auto cfg = config::from_url("redis://127.0.0.1:" + std::to_string(port));
+  cfg.reconnect_delay_min = 20ms;
+  cfg.reconnect_delay_max = 100ms;
+  return cfg;
+}
+
+// The kinds of event the client reported, in order.
+struct event_log {
+  std::vector<event_kind> kinds;
+  std::vector<std::string> details;
+  void attach(config& cfg) {
+    cfg.on_event = [this](redisync::event const& e) {
+      kinds.push_back(e.kind);
+      details.emplace_back(e.detail);
+    };
+  }
+  bool has(event_kind k) const { return std::find(kinds.begin(), kinds.end(), k) != kinds.end(); }
+};
+
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(unreachable)
+
+BOOST_AUTO_TEST_CASE(an_acquire_while_nothing_listens_fails_with_not_connected_within_the_connection_wait) {
+  auto cfg = config_for_port(redisync::process::free_loopback_port());
+  cfg.connection_wait_limit = 500ms;
+  event_log log;
+  log.attach(cfg);
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, cfg};
+    auto const t0 = clock_type::now();
+    auto [ec, h] = co_await c->make_lock("nowhere").acquire(asio::as_tuple(asio::use_awaitable));
+    auto const took = clock_type::now() - t0;
+    BOOST_TEST((ec == redisync::error::not_connected), ec.message());
+    BOOST_TEST((took >= 400ms && took < 5s), std::chrono::duration_cast<std::chrono::milliseconds>(took).count());
+    auto const why = c->last_connect_failure();
+    BOOST_TEST(why.find("127.0.0.1:") != std::string::npos, why);
+    BOOST_TEST(why.find("connect: ") != std::string::npos, why);
+    BOOST_TEST(why.find("refused") != std::string::npos, why);
+    BOOST_TEST(log.has(event_kind::connecting));
+    BOOST_TEST(log.has(event_kind::connect_failed));
+    BOOST_TEST(log.has(event_kind::reconnect_scheduled));
+    BOOST_TEST(!log.has(event_kind::connected));
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_server_that_accepts_and_never_answers_fails_the_handshake_within_the_connect_timeout) {
+  asio::io_context listener_ctx;
+  // The kernel completes TCP connections on a listening socket nobody accepts from: a server that
+  // takes the connection and never says a word.
+  asio::ip::tcp::acceptor silent{listener_ctx, {asio::ip::make_address("127.0.0.1"), 0}};
+  auto cfg = config_for_port(silent.local_endpoint().port());
+  cfg.connect_timeout = 300ms;
+  cfg.connection_wait_limit = 1s;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, cfg};
+    auto [ec, replies] = co_await c->exec(command("PING"), asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((ec == redisync::error::not_connected), ec.message());
+    auto const why = c->last_connect_failure();
+    BOOST_TEST(why.find("handshake: no reply within 300 ms") != std::string::npos, why);
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_request_made_before_the_server_starts_is_sent_once_it_is_up) {
+  redisync::process::redis_server redis;
+  redis.stop();  // its port, with nothing listening
+  auto cfg = config_for_port(redis.port());
+  cfg.connection_wait_limit = 20s;
+  event_log log;
+  log.attach(cfg);
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, cfg};
+    std::optional<boost::system::error_code> result;
+    c->exec(command("PING"), [&](boost::system::error_code ec, redisync::response) { result = ec; });
+    co_await wait_until([&] { return log.has(event_kind::connect_failed); }, 10s);
+    redis.start();
+    co_await wait_until([&] { return result.has_value(); }, 15s);
+    BOOST_TEST(!*result);
+    BOOST_TEST(log.has(event_kind::connected));
+    BOOST_TEST(c->last_connect_failure().empty());
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_connection_is_reported_with_the_next_attempt_and_the_reconnect) {
+  redisync::process::redis_server redis;
+  auto cfg = fast_config(redis);
+  cfg.client_name = "watched";
+  event_log log;
+  log.attach(cfg);
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, cfg};
+    co_await c->exec(command("PING"), asio::use_awaitable);
+    auto const connects = c->stats().connects;
+    log.kinds.clear();
+    kill_client(redis, "watched");
+    co_await wait_until([&] { return c->stats().connects > connects; }, 10s);
+    std::vector<std::string> told;
+    for (auto k : log.kinds) told.emplace_back(redisync::to_string(k));
+    std::vector<std::string> const expected{"disconnected", "reconnect scheduled", "connecting", "connected"};
+    BOOST_TEST(told == expected, boost::test_tools::per_element());
+    co_await c.stop();
+  });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
