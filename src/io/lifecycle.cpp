@@ -35,16 +35,16 @@ asio::awaitable<void> connection::impl::run_loop() {
     ++connect_attempts_;
     emit(event_kind::connecting, event_level::debug, {}, where);
     auto connected = co_await (stream_.connect(cfg_) || sleep_for(cfg_.connect_timeout, asio::error::timed_out));
-    auto const c = connected.index() == 0 ? std::get<0>(connected)
-                                          : stream::connect_result{asio::error::timed_out, stream_.step()};
-    error_code ec = c.ec;
+    bool const timed_out = connected.index() == 1;
+    error_code ec = std::visit([](error_code e) { return e; }, connected);
+    std::string_view const step = stream_.step();
     std::string failure;
     bool established = false;
-    if (connected.index() == 1) {
-      failure = fmt::format("{}: {}: no answer within {} ms{}", where, c.step, cfg_.connect_timeout.count(),
-                            hint(c.step, ec));
+    if (timed_out) {
+      failure = fmt::format("{}: {}: no answer within {} ms{}", where, step, cfg_.connect_timeout.count(),
+                            hint(step, ec));
     } else if (ec) {
-      failure = fmt::format("{}: {}: {}{}", where, c.step, ec.message(), hint(c.step, ec));
+      failure = fmt::format("{}: {}: {}{}", where, step, ec.message(), hint(step, ec));
     } else if (!stopping_) {
       health_ = health_check{cfg_.health_check_interval, clock_type::now()};
       session_open_ = true;

@@ -29,7 +29,7 @@ stream::stream(executor_type ex, config const& cfg) : ex_{std::move(ex)} {
   }
 }
 
-asio::awaitable<stream::connect_result> stream::connect(config const& cfg) {
+asio::awaitable<error_code> stream::connect(config const& cfg) {
   close();
   tls_.reset();
   socket_.reset();
@@ -37,7 +37,7 @@ asio::awaitable<stream::connect_result> stream::connect(config const& cfg) {
   asio::ip::tcp::resolver resolver{ex_};
   auto [rec, endpoints] =
       co_await resolver.async_resolve(cfg.host, std::to_string(cfg.port), tuple_token);
-  if (rec) co_return connect_result{rec, step_};
+  if (rec) co_return rec;
 
   if (tls_context_) {
     tls_.emplace(ex_, *tls_context_);
@@ -46,18 +46,18 @@ asio::awaitable<stream::connect_result> stream::connect(config const& cfg) {
   }
   step_ = "connect";
   auto [cec, endpoint] = co_await asio::async_connect(lowest(), endpoints, tuple_token);
-  if (cec) co_return connect_result{cec, step_};
+  if (cec) co_return cec;
   lowest().set_option(asio::ip::tcp::no_delay{true});
   if (!tls_) {
     lowest().non_blocking(true);  // for try_read and try_write
-    co_return connect_result{};
+    co_return error_code{};
   }
 
   if (cfg.tls_verify_peer) tls_->set_verify_callback(asio::ssl::host_name_verification{cfg.host});
   SSL_set_tlsext_host_name(tls_->native_handle(), cfg.host.c_str());
   step_ = "TLS handshake";
   auto [hec] = co_await tls_->async_handshake(asio::ssl::stream_base::client, tuple_token);
-  co_return connect_result{hec, step_};
+  co_return hec;
 }
 
 asio::awaitable<std::tuple<error_code, std::size_t>> stream::read_some(asio::mutable_buffer buffer) {

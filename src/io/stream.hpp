@@ -24,16 +24,11 @@ class stream {
 
   stream(executor_type ex, config const& cfg);
 
-  // What a connect ended with, and at which step ("resolve", "connect", "TLS handshake").
-  struct connect_result {
-    boost::system::error_code ec;
-    char const* step = "";
-  };
-
   // Resolves, connects (trying each address) and, for TLS, performs the TLS handshake. Any socket
   // from an earlier connection is replaced.
-  boost::asio::awaitable<connect_result> connect(config const& cfg);
-  // The step a connect is at, or ended at: what a connect timeout interrupted.
+  boost::asio::awaitable<boost::system::error_code> connect(config const& cfg);
+  // The step a connect is at, or ended at ("resolve", "connect", "TLS handshake"): where it failed,
+  // or what a connect timeout interrupted.
   char const* step() const noexcept { return step_; }
 
   // Reads what is there, waiting until something is. A plain async_read_some: after a read that

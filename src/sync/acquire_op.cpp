@@ -110,9 +110,8 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
     return;
   }
   loads_ = 0;
-  bool const was_retry = retry_;
   auto const o = read(ec, replies);
-  if (was_retry && (o.what == outcome_kind::granted || o.what == outcome_kind::busy)) {
+  if (retry_ && (o.what == outcome_kind::granted || o.what == outcome_kind::busy)) {
     host_->emit(event_kind::outcome_resolved, event_level::info, p_.name, p_.owner, {},
                 o.what == outcome_kind::granted ? "acquire: held" : "acquire: not held");
   }

@@ -101,6 +101,9 @@ BOOST_AUTO_TEST_CASE(after_a_reconnect_each_lock_with_waiters_is_tried_once_not_
     }
     co_await wait_until([&] { return waiters->stats().waiters == 10000; }, 60s);
     co_await wait_until([&] { return redisync::test::subscribed_channels(redis) == 10; }, 30s);
+    // Settled: each waiter's first attempt and each head's attempt after its subscription have
+    // reached Redis. One still in flight at the kill would be retried, and counted below.
+    co_await wait_until([&] { return command_calls(redis, "hexists") >= 10000 + 10; }, 30s);
     auto const attempts_before = command_calls(redis, "hexists");
     auto const connects = waiters->stats().connects;
     redisync::test::kill_client(redis, "waiters");

@@ -16,7 +16,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <list>
@@ -69,7 +68,6 @@ class fault_proxy {
   void reset_all() {
     boost::asio::post(ctx_, [this] { close_all(true); });
   }
-  std::size_t connections_made() const { return made_; }
 
  private:
   using tcp = boost::asio::ip::tcp;
@@ -106,7 +104,6 @@ class fault_proxy {
     for (;;) {
       auto [ec, socket] = co_await acceptor_.async_accept(boost::asio::as_tuple(boost::asio::use_awaitable));
       if (ec) co_return;
-      ++made_;
       if (current().refuse) continue;  // the socket closes as it goes out of scope
       auto l = std::make_shared<link>(ctx_, std::move(socket));
       links_.remove_if([](auto const& w) { return w.expired(); });
@@ -172,7 +169,6 @@ class fault_proxy {
   mutable std::mutex mutex_;
   faults faults_;
   std::list<std::weak_ptr<link>> links_;
-  std::atomic<std::size_t> made_{0};
   std::thread thread_;
 };
 
