@@ -5,6 +5,7 @@
 #   scripts/test.sh            everything above
 #   FUZZ_SECONDS=0 scripts/test.sh   skip the fuzzer
 #   CTEST_ARGS='-L unit' scripts/test.sh   a subset
+#   CTEST_ARGS='-L soak' scripts/test.sh   10 minutes of random faults (SOAK_SECONDS to change)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -20,8 +21,15 @@ fi
 jobs=$(nproc)
 cmake --preset debug >/dev/null
 cmake --build --preset debug -j "$jobs"
-# Soak tests carry the label "soak" and only run when asked for (CTEST_ARGS='-L soak').
-ctest --preset debug -j 1 --label-exclude soak ${CTEST_ARGS:-}
+# Soak tests carry the label "soak" and only run when asked for (CTEST_ARGS='-L soak'); their
+# report is shown afterwards.
+if [[ "${CTEST_ARGS:-}" == *soak* ]]; then
+  rm -f build/debug/test/soak-report.txt
+  ctest --preset debug -j 1 ${CTEST_ARGS}
+  cat build/debug/test/soak-report.txt
+else
+  ctest --preset debug -j 1 --label-exclude soak ${CTEST_ARGS:-}
+fi
 
 # The thread tier again, under ThreadSanitizer (a build of the library and that tier alone).
 if [[ -z "${CTEST_ARGS:-}" ]]; then

@@ -1,5 +1,5 @@
 // Network faults between the clients and Redis, through a TCP fault proxy: latency, a blackhole
-// one way or both, resets, connections cut after some bytes, reads slowed to a trickle, refused
+// (traffic stalled) one way or both, resets, connections cut after some bytes, reads slowed to a trickle, refused
 // connections. Under load (stress processes, checked from their histories) and for one client
 // watched closely (a half-open connection).
 
@@ -43,15 +43,15 @@ BOOST_AUTO_TEST_CASE(a_blackhole_both_ways_is_noticed_by_the_health_check_and_ho
   redis_server redis;
   fault_proxy proxy{redis.port()};
   run_with_fault(redis, {"blackhole", proxy.url(), [&] {
-                           hold_fault(proxy, {.dropped = fault_proxy::both}, 5s);
+                           hold_fault(proxy, {.stalled = fault_proxy::both}, 5s);
                          }});
 }
 
-BOOST_AUTO_TEST_CASE(replies_lost_on_the_way_back_make_outcomes_unknown_and_they_are_resolved) {
+BOOST_AUTO_TEST_CASE(replies_held_back_past_the_health_check_make_outcomes_unknown_and_they_are_resolved) {
   redis_server redis;
   fault_proxy proxy{redis.port()};
-  run_with_fault(redis, {"lost-replies", proxy.url(), [&] {
-                           hold_fault(proxy, {.dropped = fault_proxy::to_client}, 5s);
+  run_with_fault(redis, {"held-replies", proxy.url(), [&] {
+                           hold_fault(proxy, {.stalled = fault_proxy::to_client}, 5s);
                          }});
 }
 
@@ -102,7 +102,7 @@ BOOST_AUTO_TEST_CASE(a_half_open_connection_is_noticed_within_the_health_check_a
   redisync::test::run_async([&](boost::asio::io_context& ctx) -> boost::asio::awaitable<void> {
     redisync::test::running_client c{ctx, cfg};
     auto h = co_await c->make_lock("half-open").acquire(boost::asio::use_awaitable);
-    proxy.set({.dropped = fault_proxy::both});
+    proxy.set({.stalled = fault_proxy::both});
     auto const t0 = std::chrono::steady_clock::now();
     // A request written into the silence: its outcome is unknown once the connection is given up.
     auto [ec, r] = co_await c->exec(redisync::test::command("PING"),

@@ -1,9 +1,11 @@
 #pragma once
 
 // A TCP proxy on a loopback port in front of a server, with faults a test switches on and off:
-// added latency, traffic dropped one way or both (a blackhole: the connection stays open and
+// added latency, traffic stalled one way or both (a blackhole: the connection stays open and
 // silent), every connection reset, connections cut after N bytes, reads slowed to a trickle, new
-// connections refused. It runs on its own thread, so a test's io_context and the processes under
+// connections refused. Like a real network, it never loses bytes from the middle of a stream: a
+// stalled direction holds them back and delivers them once the fault is over, as TCP does when a
+// path heals (dropping them would desynchronise requests and replies, which TCP cannot do). It runs on its own thread, so a test's io_context and the processes under
 // test see it as the network.
 
 #include <boost/asio/as_tuple.hpp>
@@ -32,7 +34,7 @@ class fault_proxy {
 
   struct faults {
     std::chrono::microseconds latency{0};  // added before each chunk is passed on
-    unsigned dropped = none;               // directions whose bytes are read and thrown away
+    unsigned stalled = none;               // directions whose bytes are held back until cleared
     std::int64_t cut_after = -1;           // bytes to the server a connection may carry; -1: any
     std::size_t trickle = 0;               // > 0: pass on this many bytes per millisecond at most
     bool refuse = false;                   // close new connections at once
@@ -130,8 +132,12 @@ class fault_proxy {
     for (;;) {
       auto [rec, n] = co_await from.async_read_some(boost::asio::buffer(buffer), as_tuple(use_awaitable));
       if (rec) break;
-      auto const f = current();
-      if (f.dropped & d) continue;
+      auto f = current();
+      while ((f.stalled & d) && to.is_open()) {
+        pause.expires_after(std::chrono::milliseconds{5});
+        co_await pause.async_wait(as_tuple(use_awaitable));
+        f = current();
+      }
       if (f.latency.count() > 0) {
         pause.expires_after(f.latency);
         co_await pause.async_wait(as_tuple(use_awaitable));

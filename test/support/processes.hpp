@@ -78,8 +78,9 @@ class child {
     ::waitpid(pid_, nullptr, 0);
     pid_ = -1;
   }
-  // True if it exited within `limit`.
+  // True if it exited within `limit` (or before).
   bool wait(std::chrono::milliseconds limit) {
+    if (pid_ < 0) return true;
     int status = 0;
     bool const exited = poll_until([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, limit);
     if (exited) {

@@ -58,12 +58,12 @@ class history_log {
       throw usage_error{fmt::format("cannot write the history file '{}': {}", *path, std::strerror(errno))};
     }
   }
-  void write(std::string_view event, std::string_view owner, std::uint64_t token,
-             std::string_view detail = {}) {
+  // `extra`: the event's own fields (a detail, a validity deadline, a value written).
+  void write(std::string_view event, std::string_view owner, std::uint64_t token, json::object extra = {}) {
     if (!file_.is_open()) return;
     json::object line{{"t_ns", monotonic_ns()}, {"pid", ::getpid()}, {"event", event},
                       {"owner", owner}, {"token", token}};
-    if (!detail.empty()) line["detail"] = detail;
+    for (auto& field : extra) line.insert(std::move(field));
     // One flushed line per event: a process killed mid-run leaves a readable history.
     file_ << json::serialize(line) << std::endl;
   }
@@ -103,7 +103,7 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
     if (ec) {
       ++t.errors;
       report.add("acquire", ec);
-      log.write("error", me.id(), 0, ec.message());
+      log.write("error", me.id(), 0, {{"detail", ec.message()}});
       if (o.retry_ms > 0) {
         --i;
         asio::steady_timer pause{ex, std::chrono::milliseconds{o.retry_ms}};
@@ -112,7 +112,7 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
       continue;
     }
     ++t.acquired;
-    log.write("acquired", me.id(), h.token());
+    log.write("acquired", me.id(), h.token(), {{"valid_until_ns", monotonic_ns(h.valid_until())}});
 
     resp::request get;
     get.push("GET", o.counter);
@@ -126,17 +126,20 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
     if (gec) {
       ++t.errors;  // no write without a read; the lock is still released below
       report.add("read", gec);
-      log.write("error", me.id(), h.token(), gec.message());
+      log.write("error", me.id(), h.token(), {{"detail", gec.message()}});
     } else if (o.fence_key) {
       // The write carries the token and the value it read: the resource refuses tokens older than
-      // one it has seen, and a value that changed meanwhile.
+      // one it has seen, and a value that changed meanwhile. Logged before it is sent, so that a
+      // history read after a kill still knows the write may have run.
+      log.write("writing", me.id(), h.token(), {{"value", value + 1}, {"valid_until_ns", monotonic_ns(h.valid_until())}});
       auto [wec, accepted] = co_await fenced_set(c, *o.fence_key, o.counter, h.token(),
                                                  std::string{current.text()}, std::to_string(value + 1));
       if (wec == error::ambiguous) ++t.unknown;
       if (wec) {
         ++t.errors;
         report.add("fenced write", wec);
-        log.write("error", me.id(), h.token(), wec.message());
+        log.write(wec == error::ambiguous ? "write_unknown" : "write_failed", me.id(), h.token(),
+                  {{"detail", wec.message()}});
       } else if (accepted) {
         ++t.accepted;
         log.write("write_accepted", me.id(), h.token());
@@ -151,16 +154,18 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
       if (sec) {
         ++t.errors;
         report.add("write", sec);
-        log.write("error", me.id(), h.token(), sec.message());
+        log.write("error", me.id(), h.token(), {{"detail", sec.message()}});
       }
     }
 
+    // The worker's use of the hold ends here, or at its deadline if that came first.
+    log.write("releasing", me.id(), h.token(), {{"valid_until_ns", monotonic_ns(h.valid_until())}});
     auto [rec] = co_await h.release(asio::as_tuple(asio::use_awaitable));
     if (rec && rec != error::lease_lost) {
       // The client retries the release until it goes through or the lease ends: wait for that.
       ++t.errors;
       report.add("release", rec);
-      log.write("release_failed", me.id(), h.token(), rec.message());
+      log.write("release_failed", me.id(), h.token(), {{"detail", rec.message()}});
       co_await h.wait_lost(asio::as_tuple(asio::use_awaitable));
     }
     // Every hold ends exactly once, released or lost.
@@ -173,7 +178,7 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
     } else {
       ++t.errors;
       report.add("ending a hold", error::not_held);
-      log.write("error", me.id(), h.token(), "the hold did not end");
+      log.write("error", me.id(), h.token(), {{"detail", "the hold did not end"}});
     }
   }
 }
