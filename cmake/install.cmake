@@ -6,6 +6,8 @@ install(TARGETS redisync EXPORT redisync-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/redisync DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The fenced write's script, for applications that run it from elsewhere (docs/guide.md).
+install(FILES ${PROJECT_SOURCE_DIR}/src/primitives/fenced/fenced_set.lua DESTINATION ${CMAKE_INSTALL_DATADIR}/redisync)
 install(EXPORT redisync-targets NAMESPACE redisync::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/redisync)
 if(TARGET redisync_tool)

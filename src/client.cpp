@@ -1,7 +1,17 @@
 #include <redisync/client.hpp>
 
+#include "script/user_script.hpp"
+#include <scripts.hpp>
 #include "sync/client_core.hpp"
+#include "sync/launch.hpp"
 #include "sync/validate.hpp"
+
+#include "primitives/lock/release.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <boost/asio/post.hpp>
 #include <boost/system/system_error.hpp>
@@ -25,6 +35,8 @@ void client::stop() {
 std::string const& client::id() const noexcept { return core_->id(); }
 
 owner client::new_owner() { return owner{core_, core_->id() + ":" + std::to_string(core_->next_owner_number())}; }
+
+bool owner::holds(std::string_view name) const { return core_->holds(id_, name); }
 
 owner client::make_owner(std::string id) {
   if (auto ec = detail::sync::validate_owner(id)) throw boost::system::system_error{ec, "redisync: invalid owner id"};
@@ -56,6 +68,134 @@ void client::start_flush(core_ptr const& core, asio::any_completion_handler<void
       handler->complete(ec);
     });
   });
+}
+
+namespace {
+
+using core_ptr = std::shared_ptr<detail::sync::client_core>;
+
+template <class T>
+asio::awaitable<std::tuple<error_code, T>> query_op(core_ptr core, resp::request req) {
+  constexpr auto tuple_token = asio::as_tuple(asio::deferred);
+  auto send = [&](auto handler) {
+    core->router().exec(0, detail::io::outgoing::from(std::move(req)), {}, std::move(handler));
+  };
+  auto [ec, replies] = co_await asio::async_initiate<decltype(tuple_token), void(error_code, response)>(send, tuple_token);
+  if (!ec) ec = check_replies(replies);
+  if (!ec && replies.empty()) ec = error::unexpected_reply;
+  if (ec) co_return std::tuple{ec, T{}};
+  auto value = read_reply<T>(replies.back());
+  if (!value) co_return std::tuple{value.error(), T{}};
+  co_return std::tuple{error_code{}, std::move(*value)};
+}
+
+detail::script_args keys_and_args(std::vector<std::string> keys, std::vector<std::string> args) {
+  return {std::move(keys), std::move(args)};
+}
+
+asio::awaitable<std::tuple<error_code, resp::value>> eval_op(core_ptr core,
+                                                             std::shared_ptr<detail::user_script const> s,
+                                                             detail::script_args args) {
+  auto const slot = args.keys.empty() ? detail::routing::slot_type{0} : core->router().slot_of(args.keys.front());
+  co_return co_await detail::run_script(core->scripts(), core->keep_script(s), slot, args);
+}
+
+asio::awaitable<std::tuple<error_code, bool>> fenced_set_op(core_ptr core, fenced_write w) {
+  detail::script_args args{{w.fence_key, w.key}, {std::to_string(w.token), std::move(w.value)}};
+  if (w.expected) args.argv.push_back(std::move(*w.expected));
+  auto const slot = core->router().slot_of(w.fence_key);
+  auto [ec, reply] = co_await detail::run_script(core->scripts(), detail::scripts::fenced_set, slot, args);
+  if (ec) co_return std::tuple{ec, false};
+  auto accepted = read_reply<std::int64_t>(reply);
+  if (!accepted || (*accepted != 0 && *accepted != 1)) co_return std::tuple{error_code{error::unexpected_reply}, false};
+  co_return std::tuple{error_code{}, *accepted == 1};
+}
+
+// Releases the levels of `hold` this client's guards still hold, innermost first, one after the
+// other: each release tells the server the hold count it expects.
+asio::awaitable<void> release_every_level(core_ptr core, std::shared_ptr<detail::sync::hold_state> hold) {
+  constexpr auto tuple_token = asio::as_tuple(asio::deferred);
+  while (hold->active()) {
+    auto level = hold->let_go_innermost();
+    if (!level) co_return;
+    auto send = [&](auto handler) {
+      detail::lock_protocol::start_release(core, hold->name, hold->owner, hold, level, std::move(handler));
+    };
+    co_await asio::async_initiate<decltype(tuple_token), void(error_code)>(send, tuple_token);
+  }
+}
+
+asio::awaitable<std::tuple<error_code>> shutdown_op(core_ptr core, std::chrono::milliseconds limit) {
+  // Ends early when every step is done; the steps' callbacks may outlive this frame.
+  auto deadline = std::make_shared<asio::steady_timer>(core->strand(), limit);
+  auto pending = std::make_shared<std::size_t>(1);
+  auto step_done = [deadline, pending] {
+    if (--*pending == 0) deadline->cancel();
+  };
+  core->begin_shutdown();
+  for (auto const& hold : core->active_holds()) {
+    ++*pending;
+    asio::co_spawn(core->strand(), release_every_level(core, hold), [step_done](std::exception_ptr) { step_done(); });
+  }
+  step_done();  // the loop's own count
+  bool in_time = true;
+  if (*pending > 0) {
+    auto [ec] = co_await deadline->async_wait(asio::as_tuple(asio::deferred));
+    in_time = ec == asio::error::operation_aborted;
+  }
+  if (in_time) {
+    *pending = 1;
+    core->subscriptions().flush([step_done](error_code) { step_done(); });
+    if (*pending > 0) {
+      auto [ec] = co_await deadline->async_wait(asio::as_tuple(asio::deferred));
+      in_time = ec == asio::error::operation_aborted;
+    }
+  }
+  core->stop();
+  co_return std::tuple{in_time ? error_code{} : error_code{error::timeout}};
+}
+
+}  // namespace
+
+void client::start_shutdown(core_ptr const& core, std::chrono::milliseconds limit,
+                            asio::any_completion_handler<void(error_code)> h) {
+  detail::sync::launch(core->strand(), core->completion_executor(), shutdown_op(core, limit), std::move(h), false);
+}
+
+template <reply_type T>
+void client::start_query(core_ptr const& core, resp::request req, asio::any_completion_handler<void(error_code, T)> h) {
+  detail::sync::launch(core->strand(), core->completion_executor(), query_op<T>(core, std::move(req)), std::move(h),
+                       true);
+}
+
+template void client::start_query<std::int64_t>(core_ptr const&, resp::request,
+                                                asio::any_completion_handler<void(error_code, std::int64_t)>);
+template void client::start_query<std::optional<std::int64_t>>(
+    core_ptr const&, resp::request, asio::any_completion_handler<void(error_code, std::optional<std::int64_t>)>);
+template void client::start_query<bool>(core_ptr const&, resp::request, asio::any_completion_handler<void(error_code, bool)>);
+template void client::start_query<std::string>(core_ptr const&, resp::request,
+                                               asio::any_completion_handler<void(error_code, std::string)>);
+template void client::start_query<std::optional<std::string>>(
+    core_ptr const&, resp::request, asio::any_completion_handler<void(error_code, std::optional<std::string>)>);
+template void client::start_query<std::vector<std::string>>(
+    core_ptr const&, resp::request, asio::any_completion_handler<void(error_code, std::vector<std::string>)>);
+template void client::start_query<std::vector<std::optional<std::string>>>(
+    core_ptr const&, resp::request,
+    asio::any_completion_handler<void(error_code, std::vector<std::optional<std::string>>)>);
+template void client::start_query<resp::value>(core_ptr const&, resp::request,
+                                               asio::any_completion_handler<void(error_code, resp::value)>);
+
+void client::start_eval(core_ptr const& core, std::shared_ptr<detail::user_script const> const& s,
+                        std::vector<std::string> keys, std::vector<std::string> args,
+                        asio::any_completion_handler<void(error_code, resp::value)> h) {
+  detail::sync::launch(core->strand(), core->completion_executor(),
+                       eval_op(core, s, keys_and_args(std::move(keys), std::move(args))), std::move(h), true);
+}
+
+void client::start_fenced_set(core_ptr const& core, fenced_write w,
+                              asio::any_completion_handler<void(error_code, bool)> h) {
+  detail::sync::launch(core->strand(), core->completion_executor(), fenced_set_op(core, std::move(w)), std::move(h),
+                       true);
 }
 
 error_code check_replies(response const& replies) noexcept { return detail::io::check_replies(replies); }

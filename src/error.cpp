@@ -40,6 +40,7 @@ class category_impl final : public boost::system::error_category {
       case error::unexpected_reply: return "the server reply has an unexpected shape";
       case error::token_exhausted:
         return "the lock's fencing-token counter is at its largest value (2^63 - 1)";
+      case error::shutting_down: return "the client is shutting down";
     }
     return "unknown redisync error";
   }

@@ -6,15 +6,19 @@
 
 #include <redisync/config.hpp>
 #include <redisync/error.hpp>
+#include <redisync/fenced_write.hpp>
 #include <redisync/owner.hpp>
+#include <redisync/reply.hpp>
 #include <redisync/resp/request.hpp>
 #include <redisync/resp/value.hpp>
+#include <redisync/script.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -67,8 +71,22 @@ class client {
   void start();
   // Stops the connection, wakes every waiter (they fail with error::not_connected) and stops the
   // watchdog. Holds are not released: each ends as lost, and its key expires on the server when
-  // its lease ends.
+  // its lease ends. shutdown() is the graceful way.
   void stop();
+
+  // Ends the client gracefully within `limit`: acquires, waiting or new, fail with
+  // error::shutting_down; every hold of this client is released, level by level (holds in
+  // parallel); subscriptions no waiter needs are dropped; then the client stops as with stop().
+  // Completes with success, or with error::timeout if `limit` ran out first: the client stopped
+  // anyway, and the holds not released by then end as lost and expire with their lease.
+  template <class Token = boost::asio::deferred_t>
+  auto shutdown(std::chrono::milliseconds limit, Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        [core = core_, limit](auto h) {
+          start_shutdown(core, limit, boost::asio::any_completion_handler<void(boost::system::error_code)>{std::move(h)});
+        },
+        token);
+  }
 
   // The client's identity, the first half of every owner id it makes.
   std::string const& id() const noexcept;
@@ -80,7 +98,8 @@ class client {
   // A lock handle with a fresh owner.
   lock make_lock(std::string name) { return new_owner().lock(std::move(name)); }
 
-  // Plain commands, on the same connection as the locks; completes with one reply per command.
+  // Plain commands, on the same connection as the locks; completes with one reply per command,
+  // raw: a server error is a reply (see check_replies), not a failure.
   template <class Token = boost::asio::deferred_t>
   auto exec(resp::request req, Token&& token = {}) {
     using signature = void(boost::system::error_code, response);
@@ -89,6 +108,42 @@ class client {
           start_exec(core, std::move(r), boost::asio::any_completion_handler<signature>{std::move(h)});
         },
         token, std::move(req));
+  }
+
+  // Commands whose last reply is read as T (reply.hpp): fails with the first server error among
+  // the replies, or error::unexpected_reply if the last reply is not a T.
+  //   auto [ec, stock] = co_await c.query<std::optional<std::int64_t>>(get_stock, as_tuple(use_awaitable));
+  template <reply_type T, class Token = boost::asio::deferred_t>
+  auto query(resp::request req, Token&& token = {}) {
+    using signature = void(boost::system::error_code, T);
+    return boost::asio::async_initiate<Token, signature>(
+        [core = core_](auto h, resp::request r) {
+          start_query<T>(core, std::move(r), boost::asio::any_completion_handler<signature>{std::move(h)});
+        },
+        token, std::move(req));
+  }
+
+  // Runs `s` with EVALSHA (script.hpp) on the node of the first key. A server error reply fails
+  // with its code, and the value holds the server's text.
+  template <class Token = boost::asio::deferred_t>
+  auto eval(script const& s, std::vector<std::string> keys, std::vector<std::string> args, Token&& token = {}) {
+    using signature = void(boost::system::error_code, resp::value);
+    return boost::asio::async_initiate<Token, signature>(
+        [core = core_, impl = s.impl_](auto h, std::vector<std::string> k, std::vector<std::string> a) {
+          start_eval(core, impl, std::move(k), std::move(a), boost::asio::any_completion_handler<signature>{std::move(h)});
+        },
+        token, std::move(keys), std::move(args));
+  }
+
+  // A fenced write (fenced_write.hpp); completes with true if the resource accepted it.
+  template <class Token = boost::asio::deferred_t>
+  auto fenced_set(fenced_write w, Token&& token = {}) {
+    using signature = void(boost::system::error_code, bool);
+    return boost::asio::async_initiate<Token, signature>(
+        [core = core_](auto h, fenced_write w) {
+          start_fenced_set(core, std::move(w), boost::asio::any_completion_handler<signature>{std::move(h)});
+        },
+        token, std::move(w));
   }
 
   // Unsubscribes every channel that no waiter uses any more instead of letting it linger;
@@ -117,6 +172,16 @@ class client {
   static void start_exec(core_ptr const& core, resp::request req,
                          boost::asio::any_completion_handler<void(boost::system::error_code, response)> h);
   static void start_flush(core_ptr const& core, boost::asio::any_completion_handler<void(boost::system::error_code)> h);
+  static void start_shutdown(core_ptr const& core, std::chrono::milliseconds limit,
+                             boost::asio::any_completion_handler<void(boost::system::error_code)> h);
+  template <reply_type T>
+  static void start_query(core_ptr const& core, resp::request req,
+                          boost::asio::any_completion_handler<void(boost::system::error_code, T)> h);
+  static void start_eval(core_ptr const& core, std::shared_ptr<detail::user_script const> const& s,
+                         std::vector<std::string> keys, std::vector<std::string> args,
+                         boost::asio::any_completion_handler<void(boost::system::error_code, resp::value)> h);
+  static void start_fenced_set(core_ptr const& core, fenced_write w,
+                               boost::asio::any_completion_handler<void(boost::system::error_code, bool)> h);
 
   core_ptr core_;
 };

@@ -75,7 +75,7 @@ class held {
   }
 
   // Completes with error::lease_lost when the hold is lost; with operation_aborted when it is
-  // released first or the wait is cancelled.
+  // released first or the wait is cancelled (terminal, partial or total).
   template <class Token = boost::asio::deferred_t>
   auto wait_lost(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(

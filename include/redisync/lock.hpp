@@ -27,6 +27,8 @@ class lock {
 
   std::string const& name() const noexcept { return name_; }
   std::string const& owner_id() const noexcept { return owner_; }
+  // The client's executor: where operations complete whose handler names no executor of its own.
+  boost::asio::any_io_executor get_executor() const;
 
   // Waits until held. The lease is the client's watchdog lease, renewed every third of it until
   // released or lost.

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace redisync {
 
@@ -19,6 +20,12 @@ class owner {
 
   // A handle on the reentrant lock `name` held by this owner.
   redisync::lock lock(std::string name) const { return redisync::lock{core_, id_, std::move(name)}; }
+
+  // Whether this owner holds `name` as far as its client knows, at once and without I/O (Redisson's
+  // isHeldByCurrentThread): a level was granted, not released, and the hold is not lost. A lock
+  // deleted on the server is seen at the next renewal, at once if this client deleted it
+  // (force_release) or heard the unlock message while it has waiters on the lock.
+  bool holds(std::string_view name) const;
 
   friend bool operator==(owner const& a, owner const& b) noexcept { return a.id_ == b.id_; }
 

@@ -32,7 +32,7 @@ clock_type::time_point acquire_op::next_look() const {
 
 void acquire_op::start() {
   if (auto ec = check_arguments()) return finish(ec);
-  if (host_->stopped()) return finish(error::not_connected);
+  if (auto const why = host_->closed()) return finish(why);
   if (auto const k = key(); host_->unsettled().contains(k)) {
     state_ = state::settling;
     wait_for(next_look());
@@ -47,7 +47,7 @@ void acquire_op::start() {
 void acquire_op::begin() {
   if (state_ != state::idle && state_ != state::settling) return;  // gone while a late outcome was settled
   state_ = state::idle;
-  if (host_->stopped()) return finish(error::not_connected);
+  if (auto const why = host_->closed()) return finish(why);
   bool const reentrant = prepare();
   // Inside this client, arrive behind the tasks that already wait: no barging past them.
   if (reentrant || p_.once || !host_->has_waiters(p_.channel)) return send_attempt();
@@ -55,9 +55,9 @@ void acquire_op::begin() {
 }
 
 void acquire_op::send_attempt() {
-  if (host_->stopped()) {
+  if (auto const why = host_->closed()) {
     leave();
-    return finish(error::not_connected);
+    return finish(why);
   }
   if (alarm_) alarm_->cancel();  // the attempt's reply handler owns this op now
   woken = false;
@@ -91,7 +91,8 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
     }
     leave();
     // stop() aborts requests too: the caller learns there is no connection.
-    return finish(host_->stopped() ? error_code{error::not_connected} : ec);
+    auto const why = host_->closed();
+    return finish(why ? why : ec);
   }
   if (!ec && replies.size() == 1 && replies[0].is_error() &&
       error_from_server_text(replies[0].text()) == error::no_script) {

@@ -44,7 +44,9 @@ class wait_host {
  public:
   virtual ~wait_host() = default;
   virtual clock_type::time_point now() const = 0;
-  virtual bool stopped() const = 0;
+  // Why the client takes no acquires any more: error::not_connected once stopped,
+  // error::shutting_down during a shutdown; success while it runs.
+  virtual io::error_code closed() const = 0;
   virtual std::chrono::milliseconds wait_poll_cap() const = 0;
   virtual unsettled_keys& unsettled() = 0;
   // The queue of a channel (made on first use) and whether it has waiters.

@@ -123,25 +123,66 @@ std::shared_ptr<hold_state> client_core::find_hold(std::string const& key) const
 }
 
 void client_core::put_hold(std::shared_ptr<hold_state> const& hold) {
-  auto& slot = holds_[hold->key];
-  if (slot != hold) {
-    if (slot) forget_hold(slot);
-    slot = hold;
+  if (auto it = holds_.find(hold->key); it != holds_.end()) {
+    if (it->second == hold) return;
+    forget_hold(it->second);
   }
+  std::lock_guard const guard{holds_mutex_};
+  holds_.emplace(hold->key, hold);
+  holds_by_channel_.emplace(hold->channel, hold);
   holds_count_ = holds_.size();
 }
 
 void client_core::forget_hold(std::shared_ptr<hold_state> const& hold) {
   leases_.forget(*hold);
+  std::lock_guard const guard{holds_mutex_};
   auto it = holds_.find(hold->key);
-  if (it != holds_.end() && it->second == hold) holds_.erase(it);
+  if (it == holds_.end() || it->second != hold) return;
+  holds_.erase(it);
+  auto [first, last] = holds_by_channel_.equal_range(hold->channel);
+  for (auto c = first; c != last; ++c) {
+    if (c->second == hold) {
+      holds_by_channel_.erase(c);
+      break;
+    }
+  }
   holds_count_ = holds_.size();
+}
+
+bool client_core::holds(std::string_view owner, std::string_view name) const {
+  auto const key = hold_key(owner, name);
+  std::lock_guard const guard{holds_mutex_};
+  auto it = holds_.find(key);
+  return it != holds_.end() && it->second->active() && it->second->levels_held > 0;
+}
+
+void client_core::lose_holds_of(std::string const& name) {
+  std::vector<std::shared_ptr<hold_state>> gone;
+  for (auto const& [key, hold] : holds_) {
+    if (hold->name == name) gone.push_back(hold);
+  }
+  for (auto const& hold : gone) lose(hold);
+}
+
+// An unlock message while this client holds the lock: unless it comes from a release of this
+// client's own (a level on its way out), the lock was deleted under the holder (a force release,
+// or an expiry it has not noticed yet followed by another owner's release). Messages and replies
+// share the connection, so a message sent before a hold was granted arrives before its grant.
+void client_core::lose_holds_told_free(std::string const& channel) {
+  std::vector<std::shared_ptr<hold_state>> gone;
+  auto [first, last] = holds_by_channel_.equal_range(channel);
+  for (auto c = first; c != last; ++c) {
+    auto const& hold = c->second;
+    if (hold->granted && hold->active() && hold->none_releasing()) gone.push_back(hold);
+  }
+  for (auto const& hold : gone) lose(hold);
 }
 
 void client_core::lose(std::shared_ptr<hold_state> const& hold) {
   if (!hold->active()) return;
   hold->status = hold_status::lost;
   hold->levels.clear();
+  hold->levels_held = 0;
   forget_hold(hold);
   emit(event_kind::hold_lost, event_level::error, hold->name, hold->owner);
   for (auto* t : std::exchange(hold->loss_timers, {})) t->cancel();
@@ -156,6 +197,7 @@ void client_core::finish_hold(std::shared_ptr<hold_state> const& hold) {
   hold->status = hold_status::released;
   hold->count = 0;
   for (auto& level : std::exchange(hold->levels, {})) level->state = level_state::released;
+  hold->levels_held = 0;
   forget_hold(hold);
   for (auto* t : std::exchange(hold->loss_timers, {})) t->cancel();
   hold->notifiers.clear();
@@ -171,6 +213,7 @@ void client_core::on_push(resp::value const& push) {
   auto const e = push.elements();
   if (e.size() != 3 || !e[0].is_string() || e[0].text() != "message") return;
   std::string channel{e[1].text()};
+  if (e[2].text() == "0") lose_holds_told_free(channel);  // Redisson's unlock message
   auto it = queues_.find(channel);
   if (it == queues_.end() || it->second.empty()) {
     channels_.drop_unwanted(channel);
@@ -206,8 +249,31 @@ void client_core::stop() {
   std::vector<std::shared_ptr<hold_state>> ending;
   for (auto const& [key, hold] : holds_) ending.push_back(hold);
   for (auto const& hold : ending) lose(hold);
-  for (auto& [channel, q] : queues_) q.wake_all();
+  wake_every_waiter();
   unsettled_.release_all();
+}
+
+void client_core::begin_shutdown() {
+  shutting_down_ = true;
+  wake_every_waiter();
+}
+
+// A woken waiter that gives up may drop its queue: the channels are collected first.
+void client_core::wake_every_waiter() {
+  std::vector<std::string> channels;
+  channels.reserve(queues_.size());
+  for (auto const& [channel, q] : queues_) channels.push_back(channel);
+  for (auto const& channel : channels) {
+    if (auto it = queues_.find(channel); it != queues_.end()) it->second.wake_all();
+  }
+}
+
+std::vector<std::shared_ptr<hold_state>> client_core::active_holds() const {
+  std::vector<std::shared_ptr<hold_state>> out;
+  for (auto const& [key, hold] : holds_) {
+    if (hold->active()) out.push_back(hold);
+  }
+  return out;
 }
 
 client_stats client_core::stats() const {

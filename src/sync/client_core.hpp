@@ -8,6 +8,7 @@
 #include <redisync/detail/pending_handler.hpp>
 
 #include "script/runner.hpp"
+#include "script/user_script.hpp"
 #include "sync/acquire_op.hpp"
 #include "sync/channels.hpp"
 #include "sync/hold.hpp"
@@ -17,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <mutex>
 #include <unordered_map>
 
 namespace redisync::detail::sync {
@@ -33,7 +35,11 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
 
   // ---- the host of acquire loops
   clock_type::time_point now() const override { return clock_type::now(); }
-  bool stopped() const override { return stopped_; }
+  io::error_code closed() const override {
+    if (stopped_) return error::not_connected;
+    return shutting_down_ ? io::error_code{error::shutting_down} : io::error_code{};
+  }
+  bool stopped() const { return stopped_; }
   std::chrono::milliseconds wait_poll_cap() const override { return cfg_.wait_poll_cap; }
   unsettled_keys& unsettled() override { return unsettled_; }
   waiter_queue& queue(std::string const& channel) override { return queues_[channel]; }
@@ -56,6 +62,11 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   config const& cfg() const noexcept { return cfg_; }
   routing::router& router() noexcept { return *router_; }
   script_runner& scripts() noexcept { return runner_; }
+  // An application's script, kept while the client lives: the runner loads what it used again
+  // after each reconnect.
+  script const& keep_script(std::shared_ptr<user_script const> const& s) {
+    return user_scripts_.try_emplace(s->sha1, s).first->second->view;
+  }
   channels& subscriptions() noexcept { return channels_; }
   lease_registry& leases() noexcept { return leases_; }
   boost::asio::any_io_executor const& strand() const noexcept { return strand_; }
@@ -63,9 +74,13 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   std::string const& id() const noexcept { return id_; }
   std::uint64_t next_owner_number() noexcept { return next_owner_++; }
 
-  // The hold table.
+  // The hold table. Changed only on the strand; holds() reads it from any thread.
   std::shared_ptr<hold_state> find_hold(std::string const& key) const;
   void put_hold(std::shared_ptr<hold_state> const& hold);
+  // Whether `owner` holds `name` as far as this client knows, without I/O (any thread).
+  bool holds(std::string_view owner, std::string_view name) const;
+  // The lock of `name` was deleted (this client's force_release): every hold of it here is lost.
+  void lose_holds_of(std::string const& name);
   // Lost: reported through status, wait_lost and loss slots; the lock may be free, so the first
   // waiter of this client tries.
   void lose(std::shared_ptr<hold_state> const& hold);
@@ -80,6 +95,10 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   void run(boost::asio::any_completion_handler<void(error_code)> h) { router_->run(std::move(h)); }
   void start();
   void stop();
+  // The first step of a shutdown: acquires, waiting or new, fail with error::shutting_down.
+  void begin_shutdown();
+  // Every hold of this client that is not lost.
+  std::vector<std::shared_ptr<hold_state>> active_holds() const;
   client_stats stats() const;
 
   std::atomic<std::uint64_t> handoffs{0};
@@ -88,6 +107,8 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   void on_push(resp::value const& push);
   void on_connected();
   void forget_hold(std::shared_ptr<hold_state> const& hold);
+  void lose_holds_told_free(std::string const& channel);
+  void wake_every_waiter();
 
   // This client, for callbacks that run after it may be gone (set by create()). Made before the
   // members whose callbacks use it.
@@ -102,9 +123,13 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   unsettled_keys unsettled_;
   std::unordered_map<std::string, waiter_queue> queues_;
   std::unordered_map<std::string, std::shared_ptr<hold_state>> holds_;
+  mutable std::mutex holds_mutex_;  // for holds() off the strand
+  std::unordered_multimap<std::string, std::shared_ptr<hold_state>> holds_by_channel_;
+  std::unordered_map<std::string, std::shared_ptr<user_script const>> user_scripts_;  // by SHA1
   std::string id_;
   std::atomic<std::uint64_t> next_owner_{1};
   bool stopped_ = false;
+  bool shutting_down_ = false;
   std::atomic<std::size_t> holds_count_{0};
   std::atomic<std::size_t> waiters_{0};
 };

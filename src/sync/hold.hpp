@@ -72,6 +72,8 @@ struct hold_state {
   std::vector<std::weak_ptr<loss_notifier>> notifiers;
   // The levels of this hold's guards, outermost first, until the server confirmed their release.
   std::vector<std::shared_ptr<hold_level>> levels;
+  // How many of them the application still holds: read without the strand (owner::holds).
+  std::atomic<int> levels_held{0};
 
   clock_type::time_point valid_until() const {
     return clock_type::time_point{clock_type::duration{valid_until_ns.load()}};
@@ -85,12 +87,28 @@ struct hold_state {
   bool application_holds() const {
     return std::any_of(levels.begin(), levels.end(), [](auto const& l) { return l->state == level_state::held; });
   }
+  std::shared_ptr<hold_level> add_level() {
+    auto level = std::make_shared<hold_level>();
+    levels.push_back(level);
+    ++levels_held;
+    return level;
+  }
+  // Lets go of `level` (from any thread) unless someone did first.
+  bool let_go(hold_level& level) {
+    if (!level.let_go()) return false;
+    --levels_held;
+    return true;
+  }
   // Lets go of the innermost level the application holds (a release through the lock handle).
   std::shared_ptr<hold_level> let_go_innermost() {
     for (auto it = levels.rbegin(); it != levels.rend(); ++it) {
-      if ((*it)->let_go()) return *it;
+      if (let_go(**it)) return *it;
     }
     return nullptr;
+  }
+  // No level is on its way to being released.
+  bool none_releasing() const {
+    return std::none_of(levels.begin(), levels.end(), [](auto const& l) { return l->state == level_state::releasing; });
   }
 };
 

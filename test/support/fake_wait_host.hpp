@@ -65,7 +65,7 @@ class fake_wait_host final : public sync::wait_host, public std::enable_shared_f
   };
 
   sync::clock_type::time_point now() const override { return clock; }
-  bool stopped() const override { return is_stopped; }
+  io::error_code closed() const override { return is_stopped ? io::error_code{error::not_connected} : io::error_code{}; }
   std::chrono::milliseconds wait_poll_cap() const override { return std::chrono::seconds{30}; }
   sync::unsettled_keys& unsettled() override { return keys; }
   sync::waiter_queue& queue(std::string const& channel) override { return queues[channel]; }

@@ -46,10 +46,12 @@ struct temp_dir {
   temp_dir& operator=(temp_dir const&) = delete;
 };
 
+// Only whole lines: a line without its newline is still being written (or its writer was killed).
 inline std::vector<boost::json::object> json_lines(std::filesystem::path const& file) {
   std::vector<boost::json::object> out;
   std::ifstream in{file};
   for (std::string line; std::getline(in, line);) {
+    if (in.eof()) break;
     if (!line.empty() && line.front() == '{') out.push_back(boost::json::parse(line).as_object());
   }
   return out;

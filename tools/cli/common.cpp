@@ -1,6 +1,5 @@
 #include "cli/common.hpp"
 
-#include <tool_scripts.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -155,23 +154,6 @@ asio::awaitable<resp::value> command(client& c, resp::request req) {
   if (ec && reply.text().empty()) throw std::runtime_error{ec.message()};
   if (ec) throw std::runtime_error{fmt::format("{} ({})", ec.message(), reply.text())};
   co_return std::move(reply);
-}
-
-asio::awaitable<std::tuple<boost::system::error_code, bool>> fenced_set(client& c, std::string const& fence_key,
-                                                                        std::string const& key, std::uint64_t token,
-                                                                        std::string const& expected,
-                                                                        std::string const& value) {
-  auto const& script = detail::scripts::fenced_set;
-  std::string const token_text = std::to_string(token);
-  for (bool by_digest : {true, false}) {
-    resp::request req;
-    req.push(by_digest ? "EVALSHA" : "EVAL", by_digest ? script.sha1 : script.source, 2, fence_key, key, token_text,
-             expected, value);
-    auto [ec, reply] = co_await try_command(c, std::move(req));
-    if (ec == error::no_script && by_digest) continue;  // the server lacks it: send it whole
-    co_return std::tuple{ec, !ec && reply.integer() == 1};
-  }
-  co_return std::tuple{boost::system::error_code{error::no_script}, false};
 }
 
 }  // namespace redisync::cli

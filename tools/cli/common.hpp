@@ -74,10 +74,4 @@ boost::asio::awaitable<resp::value> command(client& c, resp::request req);
 // One command through the client: its reply, or the error (a server error reply as its code).
 boost::asio::awaitable<std::tuple<boost::system::error_code, resp::value>> try_command(client& c, resp::request req);
 
-// A fenced write of `value` to `key` (tools/cli/fenced_set.lua): accepted (true) if `token` is
-// not lower than the highest token accepted in `fence_key` and `key` still holds `expected`.
-boost::asio::awaitable<std::tuple<boost::system::error_code, bool>> fenced_set(
-    client& c, std::string const& fence_key, std::string const& key, std::uint64_t token,
-    std::string const& expected, std::string const& value);
-
 }  // namespace redisync::cli

@@ -226,8 +226,9 @@ class demo_run {
       resp::request get;
       get.push("GET", value);
       auto const before = co_await cmd(std::move(get));
-      auto [ec, written] = co_await fenced_set(client_, fence, value, token, std::string{before.text()},
-                                               "written-by-the-new-holder");
+      redisync::fenced_write w{.fence_key = fence, .key = value, .value = "written-by-the-new-holder",
+                               .token = token, .expected = std::string{before.text()}};
+      auto [ec, written] = co_await client_.fenced_set(std::move(w), asio::as_tuple(asio::use_awaitable));
       accepted = !ec && written;
       say("   new holder got token {}; its fenced write was {}", token, accepted ? "accepted" : "rejected");
     }

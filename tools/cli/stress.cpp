@@ -132,8 +132,9 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
       // one it has seen, and a value that changed meanwhile. Logged before it is sent, so that a
       // history read after a kill still knows the write may have run.
       log.write("writing", me.id(), h.token(), {{"value", value + 1}, {"valid_until_ns", monotonic_ns(h.valid_until())}});
-      auto [wec, accepted] = co_await fenced_set(c, *o.fence_key, o.counter, h.token(),
-                                                 std::string{current.text()}, std::to_string(value + 1));
+      fenced_write w{.fence_key = *o.fence_key, .key = o.counter, .value = std::to_string(value + 1),
+                     .token = h.token(), .expected = std::string{current.text()}};
+      auto [wec, accepted] = co_await c.fenced_set(std::move(w), asio::as_tuple(asio::use_awaitable));
       if (wec == error::ambiguous) ++t.unknown;
       if (wec) {
         ++t.errors;

@@ -61,9 +61,7 @@ void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
 }
 
 held guard_for(std::shared_ptr<sync::client_core> const& core, std::shared_ptr<sync::hold_state> const& hold) {
-  auto level = std::make_shared<sync::hold_level>();
-  hold->levels.push_back(level);
-  return held_access::make(core, hold, std::move(level), hold->token);
+  return held_access::make(core, hold, hold->add_level(), hold->token);
 }
 
 asio::awaitable<void> undo_acquire(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,

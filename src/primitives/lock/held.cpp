@@ -38,7 +38,7 @@ held& held::operator=(held&& other) noexcept {
 
 held::~held() {
   // A destructor cannot wait: the release runs in the background.
-  if (core_ && state_ && level_ && state_->active() && level_->let_go()) {
+  if (core_ && state_ && level_ && state_->active() && state_->let_go(*level_)) {
     detail::lock_protocol::release_detached(core_, state_->name, state_->owner, state_, level_);
   }
 }
@@ -77,7 +77,7 @@ std::string const& held::owner_id() const noexcept {
 void held::start_release(core_ptr const& core, state_ptr const& state, level_ptr const& level,
                          asio::any_completion_handler<void(error_code)> h) {
   if (!core || !state || !level) throw boost::system::system_error{make_error_code(error::not_held)};
-  if (!level->let_go()) {
+  if (!state->let_go(*level)) {
     auto const not_held = []() -> asio::awaitable<std::tuple<error_code>> {
       co_return std::tuple{error_code{error::not_held}};
     };

@@ -3,6 +3,7 @@
 #include "primitives/lock/acquire.hpp"
 #include "primitives/lock/queries.hpp"
 #include "primitives/lock/release.hpp"
+#include "sync/client_core.hpp"
 #include "sync/launch.hpp"
 
 namespace redisync {
@@ -10,6 +11,8 @@ namespace redisync {
 namespace asio = boost::asio;
 namespace proto = detail::lock_protocol;
 using boost::system::error_code;
+
+asio::any_io_executor lock::get_executor() const { return core_->strand(); }
 
 void lock::start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
                          asio::any_completion_handler<acquire_signature> h) {

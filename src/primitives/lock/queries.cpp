@@ -8,6 +8,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 
 namespace redisync::detail::lock_protocol {
 
@@ -32,6 +33,8 @@ asio::awaitable<std::tuple<error_code, bool>> force_release(core_ptr core, std::
   auto [ec, reply] = co_await run_script(core->scripts(), scripts::lock_force_release,
                                          core->router().slot_of(name), args);
   if (ec) co_return std::tuple{ec, false};
+  // Whatever this client held of the lock is gone now, not at the next renewal.
+  core->lose_holds_of(name);
   if (reply.kind() == resp::type::array && reply.elements().size() == 2 && reply.elements()[1].is_error()) {
     core->emit(event_kind::waiters_not_notified, event_level::warning, name, {}, error::no_permission,
                reply.elements()[1].text());
@@ -84,6 +87,9 @@ asio::awaitable<std::tuple<error_code, std::optional<std::chrono::milliseconds>>
 }
 
 asio::awaitable<std::tuple<error_code>> wait_lost(core_ptr core, std::shared_ptr<sync::hold_state> hold) {
+  // A pure wait: any kind of cancellation ends it (a parallel group that asked for partial
+  // cancellation first never asks again).
+  co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   if (hold->active()) {
     asio::steady_timer timer{core->router().io_executor(), asio::steady_timer::time_point::max()};
     hold->loss_timers.push_back(&timer);

@@ -1,0 +1,75 @@
+// The guide's examples (docs/guide.md), compiled with the tests: every ```cpp block of the guide and
+// the README appears verbatim in a file of this folder (test/unit/docs_snippets_test.cpp checks).
+#include <redisync/redisync.hpp>
+
+#include <boost/asio.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+namespace asio = boost::asio;
+using asio::bind_cancellation_slot;
+using asio::use_awaitable;
+using namespace asio::experimental::awaitable_operators;
+using namespace std::chrono_literals;
+
+asio::awaitable<void> nested(redisync::owner const& me);
+asio::awaitable<int> write_with_token(std::uint64_t token);
+asio::awaitable<void> body(redisync::held& h);
+
+void make_client(asio::any_io_executor ex) {
+  redisync::client redis{ex, "redis://:secret@10.0.0.5:6379/0"};   // or a redisync::config
+  redis.start();                                                     // or co_spawn(ex, redis.run(use_awaitable), ...)
+}
+
+asio::awaitable<void> owners(redisync::client& redis, std::string id) {
+  redisync::owner me = redis.new_owner();
+  auto lock = me.lock("orders:" + id);       // a handle: a name and an owner, no I/O
+  auto outer = co_await lock.acquire(use_awaitable);
+  co_await nested(me);                        // me.lock("orders:" + id) again: hold count 2
+  co_await outer.release(use_awaitable);
+}
+
+asio::awaitable<void> cancelling(redisync::lock lock, asio::steady_timer& timer, asio::cancellation_signal& signal) {
+  auto handler = [](boost::system::error_code, redisync::held) {};
+  auto r = co_await (lock.acquire(use_awaitable) || timer.async_wait(use_awaitable));
+  lock.acquire(bind_cancellation_slot(signal.slot(), handler));
+}
+
+asio::awaitable<void> bodies(redisync::owner me, redisync::lock lock, asio::steady_timer& timer) {
+  int n = co_await redisync::with_lock(lock, [&](redisync::held& h) -> asio::awaitable<int> {
+    co_return co_await write_with_token(h.token());
+  });
+  co_await redisync::with_lock(me.lock("report"), {.lease = 30s, .wait = 2s}, body);  // error::timeout after 2 s
+  auto first = co_await (redisync::with_lock(lock, body) || timer.async_wait(use_awaitable));
+}
+
+asio::awaitable<void> data(redisync::client& redis, redisync::owner me, std::string sku) {
+  redisync::resp::request get;
+  get.push("GET", "stock:" + sku);
+  std::optional<std::int64_t> stock = co_await redis.query<std::optional<std::int64_t>>(get, use_awaitable);
+
+  redisync::response raw = co_await redis.exec(get, use_awaitable);  // every reply, errors included
+  if (auto ec = redisync::check_replies(raw)) { /* a server error, as a typed code */ }
+  auto value = redisync::read_reply<std::optional<std::string>>(raw.front());  // a boost::system::result
+
+  static redisync::script const take{R"(
+    local left = tonumber(redis.call('get', KEYS[1]) or '0')
+    if left < tonumber(ARGV[1]) then return -1 end
+    return redis.call('decrby', KEYS[1], ARGV[1])
+  )"};
+  std::vector<std::string> keys{"stock:" + sku}, args{"2"};
+  redisync::resp::value left = co_await redis.eval(take, keys, args, use_awaitable);
+
+  auto h = co_await me.lock("stock:" + sku).acquire(use_awaitable);
+  redisync::fenced_write const write{.fence_key = "{stock:" + sku + "}:fence",
+                                     .key = "{stock:" + sku + "}:count",
+                                     .value = "41",
+                                     .token = h.token(),
+                                     .expected = std::nullopt};
+  bool const accepted = co_await redis.fenced_set(write, use_awaitable);
+  if (me.holds("stock:" + sku)) { /* held here: no I/O */ }
+  co_await h.release(use_awaitable);
+}
+
+asio::awaitable<void> ending(redisync::client& redis) {
+  co_await redis.shutdown(5s, use_awaitable);  // releases every hold, then stops: ctx.run() returns
+}
