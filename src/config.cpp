@@ -84,6 +84,7 @@ std::string config::problem() const {
     return "watchdog_tick must be positive and below a third of watchdog_lease";
   }
   if (wait_poll_cap.count() <= 0) return "wait_poll_cap must be positive";
+  if (fair_waiter_liveness <= watchdog_tick * 6) return "fair_waiter_liveness must be above 6 watchdog ticks";
   if (subscription_linger.count() < 0) return "subscription_linger must not be negative";
   if (connect_timeout.count() <= 0) return "connect_timeout must be positive";
   if (connection_wait_limit.count() <= 0) return "connection_wait_limit must be positive";

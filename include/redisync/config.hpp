@@ -44,6 +44,9 @@ struct config {
   std::chrono::milliseconds wait_poll_cap{30000};       // longest sleep between two tries
   std::chrono::milliseconds watchdog_tick{25};          // resolution of the timing wheel
   std::uint32_t max_local_handoffs = 64;  // consecutive in-process hand-offs before a real release
+  // A fair lock's waiter keeps its place in the queue with a heartbeat every third of this; a
+  // waiter not heard of for this long (judged by Redis server time) is dropped from the queue.
+  std::chrono::milliseconds fair_waiter_liveness{1000};
   // A lock's fencing counter (`redisson_lock_token:{name}`) expires after the lease of the hold it
   // numbers, never before server time has passed its value, so no key outlives its lock for long.
   // true: it never expires (a counter shared with a peer that needs it, say).

@@ -58,8 +58,8 @@ class lock {
   template <class Token = boost::asio::deferred_t>
   auto release(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        [core = core_, owner = owner_, name = name_](auto h) {
-          start_release(core, owner, name,
+        [core = core_, owner = owner_, name = name_, fair = fair_](auto h) {
+          start_release(core, owner, name, fair,
                         boost::asio::any_completion_handler<void(boost::system::error_code)>{std::move(h)});
         },
         token);
@@ -110,28 +110,35 @@ class lock {
         token);
   }
 
+  // Whether this is a fair lock's handle (fair_lock.hpp).
+  bool fair() const noexcept { return fair_; }
+
+ protected:
+  using core_ptr = std::shared_ptr<detail::sync::client_core>;
+  lock(core_ptr core, std::string owner_id, std::string name, bool fair)
+      : core_{std::move(core)}, owner_{std::move(owner_id)}, name_{std::move(name)}, fair_{fair} {}
+
  private:
   friend class owner;
-  using core_ptr = std::shared_ptr<detail::sync::client_core>;
   using duration = std::optional<std::chrono::milliseconds>;
   lock(core_ptr core, std::string owner_id, std::string name)
-      : core_{std::move(core)}, owner_{std::move(owner_id)}, name_{std::move(name)} {}
+      : lock{std::move(core), std::move(owner_id), std::move(name), false} {}
 
   template <class Signature, class Token>
   auto initiate(duration lease, duration wait, Token&& token) const {
     return boost::asio::async_initiate<Token, Signature>(
-        [core = core_, owner = owner_, name = name_, lease, wait](auto h) mutable {
-          start_acquire(core, std::move(owner), std::move(name), lease, wait,
+        [core = core_, owner = owner_, name = name_, lease, wait, fair = fair_](auto h) mutable {
+          start_acquire(core, std::move(owner), std::move(name), lease, wait, fair,
                         boost::asio::any_completion_handler<Signature>{std::move(h)});
         },
         token);
   }
 
   static void start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
-                            boost::asio::any_completion_handler<acquire_signature> h);
+                            bool fair, boost::asio::any_completion_handler<acquire_signature> h);
   static void start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
-                            boost::asio::any_completion_handler<try_acquire_signature> h);
-  static void start_release(core_ptr const& core, std::string const& owner, std::string const& name,
+                            bool fair, boost::asio::any_completion_handler<try_acquire_signature> h);
+  static void start_release(core_ptr const& core, std::string const& owner, std::string const& name, bool fair,
                             boost::asio::any_completion_handler<void(boost::system::error_code)> h);
   static void start_force_release(core_ptr const& core, std::string const& name,
                                   boost::asio::any_completion_handler<void(boost::system::error_code, bool)> h);
@@ -146,6 +153,7 @@ class lock {
   core_ptr core_;
   std::string owner_;
   std::string name_;
+  bool fair_ = false;
 };
 
 }  // namespace redisync

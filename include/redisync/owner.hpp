@@ -4,6 +4,7 @@
 // (coroutines hop threads, and one thread runs many tasks). A task makes one owner and passes it,
 // or lock handles made from it, to nested calls, which then re-enter.
 
+#include <redisync/fair_lock.hpp>
 #include <redisync/lock.hpp>
 
 #include <memory>
@@ -20,6 +21,8 @@ class owner {
 
   // A handle on the reentrant lock `name` held by this owner.
   redisync::lock lock(std::string name) const { return redisync::lock{core_, id_, std::move(name)}; }
+  // A handle on the fair lock `name`: waiters are served in the order they first asked.
+  redisync::fair_lock fair_lock(std::string name) const { return redisync::fair_lock{core_, id_, std::move(name)}; }
 
   // Whether this owner holds `name` as far as its client knows, at once and without I/O (Redisson's
   // isHeldByCurrentThread): a level was granted, not released, and the hold is not lost. A lock

@@ -4,6 +4,7 @@
 #include <redisync/config.hpp>
 #include <redisync/error.hpp>
 #include <redisync/event.hpp>
+#include <redisync/fair_lock.hpp>
 #include <redisync/held.hpp>
 #include <redisync/lock.hpp>
 #include <redisync/owner.hpp>

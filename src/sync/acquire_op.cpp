@@ -50,7 +50,7 @@ void acquire_op::begin() {
   if (auto const why = host_->closed()) return finish(why);
   bool const reentrant = prepare();
   // Inside this client, arrive behind the tasks that already wait: no barging past them.
-  if (reentrant || p_.once || !host_->has_waiters(p_.channel)) return send_attempt();
+  if (reentrant || p_.once || queues_on_server() || !host_->has_waiters(p_.channel)) return send_attempt();
   join();
 }
 
@@ -156,7 +156,8 @@ void acquire_op::on_busy(std::chrono::milliseconds bound) {
   // When the holder's lease ends at the latest: the head sleeps no longer than this.
   auto const cap = host_->wait_poll_cap();
   auto const wait = bound.count() >= 0 && bound < cap ? bound : cap;
-  host_->queue(p_.channel).expected_free = host_->now() + wait;
+  bound_at_ = host_->now() + wait;
+  host_->queue(p_.channel).expected_free = bound_at_;
   if (cancelled()) {  // a cancellation that the written attempt ignored
     leave();
     return finish(asio::error::operation_aborted);
@@ -183,7 +184,9 @@ void acquire_op::join() {
     if (auto self = weak.lock()) return self->on_subscribed(ec);
     if (auto h = host.lock()) h->unsubscribe(channel);  // the op is gone: so is its reference
   };
+  joining_ = true;
   host_->subscribe(p_.channel, p_.slot, std::move(on_confirmed));
+  joining_ = false;
 }
 
 void acquire_op::on_subscribed(error_code) {
@@ -196,17 +199,30 @@ void acquire_op::on_subscribed(error_code) {
     return;
   }
   state_ = state::idle;
+  if (queues_on_server()) {
+    // Messages and replies share the connection: a subscription confirmed before the busy reply
+    // came missed no message since the attempt ran. One confirmed later may have: look again.
+    if (!joining_) return send_attempt();
+    return sleep();
+  }
   if (host_->queue(p_.channel).is_head(*this)) return send_attempt();
   sleep();
 }
 
 void acquire_op::sleep() {
+  // A reply or a confirmation handled after stop() or during a shutdown: nothing would wake it.
+  if (auto const why = host_->closed()) {
+    leave();
+    return finish(why);
+  }
   state_ = state::sleeping;
   auto const now = host_->now();
   auto wake_at = now + host_->wait_poll_cap();
   if (p_.deadline) wake_at = std::min(wake_at, *p_.deadline);
   auto const& q = host_->queue(p_.channel);
-  if (!handoff_pending && q.is_head(*this)) {
+  if (queues_on_server()) {
+    wake_at = std::min(wake_at, std::max(bound_at_, now + std::chrono::milliseconds{1}));
+  } else if (!handoff_pending && q.is_head(*this)) {
     wake_at = std::min(wake_at, std::max(q.expected_free, now + std::chrono::milliseconds{1}));
   }
   wait_for(wake_at);

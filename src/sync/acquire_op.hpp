@@ -120,6 +120,10 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   virtual script const& attempt_script() const = 0;
   // What a message on the channel means for the waiters (wake one, all, ...).
   virtual message_policy policy() const = 0;
+  // Whether the server keeps the order of the waiters (a fair lock's queue): every waiter then
+  // sends its first attempt at once to take its place, and sleeps until it is called by name or
+  // its own bound, not behind this client's other waiters.
+  virtual bool queues_on_server() const { return false; }
   // One attempt; `retry`: an earlier one's outcome was lost, so this one must not count twice.
   virtual io::outgoing attempt(bool retry, bool by_digest) = 0;
   // The reply of an attempt that came after the caller gave up (or error::ambiguous, or
@@ -167,9 +171,11 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   bool retry_ = false;
   bool subscribed_ = false;
   bool attempts_cancellable_ = false;
+  bool joining_ = false;  // inside join(): a subscription confirmed at once was there before the reply
   int loads_ = 0;  // NOSCRIPT replies in a row
   boost::asio::cancellation_type cancelled_ = boost::asio::cancellation_type::none;
   clock_type::time_point sent_{};
+  clock_type::time_point bound_at_{};  // the last busy reply's bound, from when it came
   std::shared_ptr<late_attempt> late_;
   boost::asio::cancellation_signal attempt_cancel_;
   std::unique_ptr<sync::alarm> alarm_;

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,6 +65,10 @@ struct hold_state {
   std::chrono::milliseconds lease{};
   bool watchdog = false;
   bool granted = false;  // false while the first acquire is in flight (watchdog already armed)
+  bool fair = false;     // a fair lock's hold: its release calls the next waiter of the queue
+  // Set for a fair lock waiter's place in its queue, which the watchdog keeps alive like a hold
+  // but which is no hold: told each heartbeat's flag (fair_heartbeat.lua), never lost or checked.
+  std::function<void(std::int64_t)> on_beat;
   std::atomic<std::int64_t> valid_until_ns{0};
   std::atomic<hold_status> status{hold_status::held};
   wheel_type::handle renewal_entry;

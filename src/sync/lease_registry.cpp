@@ -104,7 +104,9 @@ asio::awaitable<void> lease_registry::renew(std::vector<std::shared_ptr<hold_sta
   opts.wait_for_connection = *opts.connection_wait > std::chrono::milliseconds{0};
   // Meanwhile the holds are in danger, and say so.
   if (!runner_.router().connected(batch.front()->slot)) {
-    for (auto const& h : batch) mark_uncertain(*h, error::not_connected);
+    for (auto const& h : batch) {
+      if (!h->on_beat) mark_uncertain(*h, error::not_connected);
+    }
   }
   auto [ec, reply] = co_await run_script(runner_, kind.renewal_script(), batch.front()->slot, args, {}, opts);
   if (!*alive) co_return;
@@ -122,6 +124,18 @@ asio::awaitable<void> lease_registry::renew(std::vector<std::shared_ptr<hold_sta
     if (!hold->active()) continue;  // released or lost while the renewal was in flight
     std::int64_t const flag =
         well_formed && reply.elements()[i].kind() == resp::type::integer ? reply.elements()[i].integer() : -1;
+    if (hold->on_beat) {
+      // A place in a queue: kept beating until its waiter forgets it; an unknown answer soon again.
+      hold->set_valid_until(sent + hold->lease);
+      if (flag < 0) {
+        schedule_renewal(hold, clock_type::now() + hold->lease / 10 - hold->lease / 3);
+      } else if (flag > 0) {
+        schedule_renewal(hold, sent);
+      }
+      auto const beat = hold->on_beat;  // the waiter may forget its place in there
+      beat(flag);
+      continue;
+    }
     if (flag == 1) {
       hold->set_valid_until(validity_deadline(sent, hold->lease));
       hold->status = hold_status::held;

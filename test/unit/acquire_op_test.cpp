@@ -284,4 +284,14 @@ BOOST_AUTO_TEST_CASE(a_stopped_client_fails_the_acquire_with_not_connected) {
   BOOST_TEST(f.host->attempts.empty());
 }
 
+BOOST_AUTO_TEST_CASE(a_busy_reply_handled_after_the_client_stopped_ends_the_wait_at_once) {
+  fixture f;
+  auto op = f.start();
+  f.host->is_stopped = true;  // stop() came while the attempt's reply was on its way
+  f.host->reply({}, busy(30000));
+  f.host->confirm_subscriptions(error::not_connected);
+  BOOST_TEST((op->result == error::not_connected));
+  BOOST_TEST(f.host->waiters == 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

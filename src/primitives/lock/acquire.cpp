@@ -28,36 +28,16 @@ bool may_have_granted(error_code ec, io::response const& replies) {
   return read_acquire_reply(replies[0]).what != acquire_reply::outcome::busy;
 }
 
-template <class Signature>
-void start(std::shared_ptr<sync::client_core> core, acquire_args a, asio::any_completion_handler<Signature> h) {
-  pending_handler<Signature> handler{std::move(h), core->completion_executor()};
-  auto strand = core->strand();
-  // The caller's cancellation slot is assigned here, on the caller's thread, where it is emitted;
-  // its emissions reach the op on the strand, after the op was made there.
-  auto op_cell = std::make_shared<std::weak_ptr<sync::acquire_op>>();
-  bool const cancellable = sync::forward_cancellation(handler, strand, [op_cell](asio::cancellation_type t) {
-    if (auto op = op_cell->lock()) op->cancel(t);
-  });
-  auto begin = [core = std::move(core), a = std::move(a), handler = std::move(handler), op_cell,
-                cancellable]() mutable {
-    auto op = std::make_shared<lock_acquire>(core, std::move(a), std::move(handler));
-    *op_cell = op;
-    if (cancellable) op->enable_attempt_cancellation();
-    op->start();
-  };
-  asio::dispatch(strand, std::move(begin));
-}
-
 }  // namespace
 
 void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
                    asio::any_completion_handler<acquire_signature> h) {
-  start(std::move(core), std::move(a), std::move(h));
+  launch_acquire<lock_acquire>(std::move(core), std::move(a), std::move(h));
 }
 
 void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
                    asio::any_completion_handler<try_acquire_signature> h) {
-  start(std::move(core), std::move(a), std::move(h));
+  launch_acquire<lock_acquire>(std::move(core), std::move(a), std::move(h));
 }
 
 held guard_for(std::shared_ptr<sync::client_core> const& core, std::shared_ptr<sync::hold_state> const& hold) {
@@ -66,14 +46,18 @@ held guard_for(std::shared_ptr<sync::client_core> const& core, std::shared_ptr<s
 
 asio::awaitable<void> undo_acquire(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                                    std::int64_t count_before, std::chrono::milliseconds lease) {
-  auto const slot = core->router().slot_of(name);
   script_args args{{name, token_key_of(name)},
                    {"release-with", owner, std::to_string(core->cfg().watchdog_lease.count()), channel_of(name),
                     std::to_string(count_before + 1), "", ""}};
-  // The expected count makes this safe to repeat: it releases only the level that acquire added.
+  co_await undo_with(std::move(core), scripts::lock_calls, std::move(args), std::move(name), std::move(owner), lease);
+}
+
+asio::awaitable<void> undo_with(std::shared_ptr<sync::client_core> core, script const& s, script_args args,
+                                std::string name, std::string owner, std::chrono::milliseconds lease) {
+  auto const slot = core->router().slot_of(name);
   auto const give_up = sync::clock_type::now() + lease;
   for (;;) {
-    auto [ec, reply] = co_await run_script(core->scripts(), scripts::lock_calls, slot, args);
+    auto [ec, reply] = co_await run_script(core->scripts(), s, slot, args);
     bool const unknown = ec == error::ambiguous || ec == error::not_connected;
     if (unknown && !core->stopped() && sync::clock_type::now() < give_up) continue;
     if (!ec && parse_release_reply(reply, std::nullopt).remaining >= 0) {
@@ -84,10 +68,14 @@ asio::awaitable<void> undo_acquire(std::shared_ptr<sync::client_core> core, std:
 }
 
 lock_acquire::lock_acquire(std::shared_ptr<sync::client_core> core, acquire_args a, handler_type handler)
+    : lock_acquire{channel_of(a.name), std::move(core), std::move(a), std::move(handler)} {}
+
+lock_acquire::lock_acquire(std::string channel, std::shared_ptr<sync::client_core> core, acquire_args a,
+                           handler_type handler)
     : acquire_op{core,
                  {.name = a.name,
                   .owner = a.owner,
-                  .channel = channel_of(a.name),
+                  .channel = std::move(channel),
                   .slot = core->router().slot_of(a.name),
                   .deadline = a.wait ? std::optional{sync::clock_type::now() + *a.wait} : std::nullopt,
                   .once = a.wait && a.wait->count() == 0}},
@@ -124,6 +112,7 @@ sync::hold_state& lock_acquire::new_hold() {
   hold_->kind = &renewal();
   hold_->lease = lease_;
   hold_->watchdog = watchdog_;
+  hold_->fair = queues_on_server();
   return *hold_;
 }
 

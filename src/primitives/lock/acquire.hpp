@@ -7,8 +7,10 @@
 #include <redisync/held.hpp>
 
 #include "primitives/lock/protocol.hpp"
+#include "sync/launch.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/dispatch.hpp>
 
 #include <variant>
 
@@ -37,10 +39,16 @@ boost::asio::awaitable<void> undo_acquire(std::shared_ptr<sync::client_core> cor
                                           std::string owner, std::int64_t count_before,
                                           std::chrono::milliseconds lease);
 
+// Repeats `args`, a call of `s` that releases at most the level an acquire added (so it is safe to
+// repeat), until its outcome is known or `lease` has passed.
+boost::asio::awaitable<void> undo_with(std::shared_ptr<sync::client_core> core, script const& s, script_args args,
+                                       std::string name, std::string owner, std::chrono::milliseconds lease);
+
 // A guard for a new level of `hold`.
 held guard_for(std::shared_ptr<sync::client_core> const& core, std::shared_ptr<sync::hold_state> const& hold);
 
-class lock_acquire final : public sync::acquire_op {
+// The fair lock's acquire (primitives/fair_lock) is this one with a queue on the server.
+class lock_acquire : public sync::acquire_op {
  public:
   using handler_type = std::variant<pending_handler<acquire_signature>, pending_handler<try_acquire_signature>>;
 
@@ -50,7 +58,10 @@ class lock_acquire final : public sync::acquire_op {
   void take_handoff(std::uint64_t token, sync::clock_type::time_point sent);
   std::chrono::milliseconds lease() const noexcept { return hold_ ? hold_->lease : lease_; }
 
- private:
+ protected:
+  // Waiters listen on `channel` (first: it is made from `a` before `a` is moved).
+  lock_acquire(std::string channel, std::shared_ptr<sync::client_core> core, acquire_args a, handler_type handler);
+
   io::error_code check_arguments() const override;
   bool prepare() override;
   script const& attempt_script() const override;
@@ -64,6 +75,10 @@ class lock_acquire final : public sync::acquire_op {
   void grant(std::uint64_t token, std::int64_t count, sync::clock_type::time_point sent);
   // The hold record of an owner that held nothing yet, made when the lock is granted.
   sync::hold_state& new_hold();
+  std::int64_t count_before() const noexcept { return count_before_; }
+  std::shared_ptr<sync::client_core> const& core() const noexcept { return core_; }
+
+ private:
 
   std::shared_ptr<sync::client_core> core_;
   std::chrono::milliseconds lease_;  // the watchdog's when none was given
@@ -75,5 +90,28 @@ class lock_acquire final : public sync::acquire_op {
   std::int64_t count_before_ = 0;
   handler_type handler_;
 };
+
+// Makes an `Op` (an acquire of the lock or of a kind of it) on the client's strand and starts it;
+// `h` completes on its own executor.
+template <class Op, class Signature>
+void launch_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
+                    boost::asio::any_completion_handler<Signature> h) {
+  pending_handler<Signature> handler{std::move(h), core->completion_executor()};
+  auto strand = core->strand();
+  // The caller's cancellation slot is assigned here, on the caller's thread, where it is emitted;
+  // its emissions reach the op on the strand, after the op was made there.
+  auto op_cell = std::make_shared<std::weak_ptr<sync::acquire_op>>();
+  bool const cancellable = sync::forward_cancellation(handler, strand, [op_cell](boost::asio::cancellation_type t) {
+    if (auto op = op_cell->lock()) op->cancel(t);
+  });
+  auto begin = [core = std::move(core), a = std::move(a), handler = std::move(handler), op_cell,
+                cancellable]() mutable {
+    auto op = std::make_shared<Op>(core, std::move(a), std::move(handler));
+    *op_cell = op;
+    if (cancellable) op->enable_attempt_cancellation();
+    op->start();
+  };
+  boost::asio::dispatch(strand, std::move(begin));
+}
 
 }  // namespace redisync::detail::lock_protocol

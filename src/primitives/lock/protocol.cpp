@@ -4,8 +4,6 @@
 
 namespace redisync::detail::lock_protocol {
 
-namespace {
-
 std::string prefixed(std::string_view prefix, std::string_view name) {
   bool const tagged = name.find('{') != std::string_view::npos;
   std::string out;
@@ -16,6 +14,8 @@ std::string prefixed(std::string_view prefix, std::string_view name) {
   if (!tagged) out += '}';
   return out;
 }
+
+namespace {
 
 class lock_renewal final : public sync::renewal_kind {
  public:

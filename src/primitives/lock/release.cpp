@@ -1,5 +1,6 @@
 #include "primitives/lock/release.hpp"
 
+#include "primitives/fair_lock/protocol.hpp"
 #include "primitives/lock/acquire.hpp"
 #include "sync/validate.hpp"
 
@@ -17,11 +18,11 @@ using io::error_code;
 
 void start_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                    std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
-                   asio::any_completion_handler<void(error_code)> h) {
+                   asio::any_completion_handler<void(error_code)> h, bool fair) {
   pending_handler<void(error_code)> handler{std::move(h), core->completion_executor()};
   auto strand = core->strand();
   auto op = std::make_shared<lock_release>(std::move(core), std::move(name), std::move(owner), std::move(hold),
-                                           std::move(level), std::move(handler));
+                                           std::move(level), std::move(handler), fair);
   asio::dispatch(strand, [op = std::move(op)] { op->start(); });
 }
 
@@ -33,8 +34,8 @@ void release_detached(std::shared_ptr<sync::client_core> core, std::string name,
 
 lock_release::lock_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                            std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
-                           pending_handler<void(error_code)> handler)
-    : core_{std::move(core)}, name_{std::move(name)}, owner_{std::move(owner)}, channel_{channel_of(name_)},
+                           pending_handler<void(error_code)> handler, bool fair)
+    : core_{std::move(core)}, name_{std::move(name)}, owner_{std::move(owner)}, fair_{fair},
       slot_{core_->router().slot_of(name_)}, hold_{std::move(hold)}, level_{std::move(level)},
       handler_{std::move(handler)} {}
 
@@ -48,6 +49,8 @@ void lock_release::start() {
 
 void lock_release::begin() {
   if (!hold_) hold_ = core_->find_hold(sync::hold_key(owner_, name_));
+  if (hold_) fair_ = hold_->fair;
+  channel_ = fair_ ? fair_protocol::channel_of(name_) : channel_of(name_);
   if (hold_ && !hold_->active()) return complete(error::lease_lost);
   if (hold_ && !level_) {
     // Through the lock handle: the innermost level a guard of this client holds.
@@ -56,7 +59,7 @@ void lock_release::begin() {
   }
   // The application lets go: no renewal may follow the release unless it holds another level.
   if (hold_ && !hold_->application_holds()) core_->leases().cancel_renewal(*hold_);
-  if (hold_ && hold_->count == 1) choose_handoff_target();
+  if (hold_ && hold_->count == 1 && !fair_) choose_handoff_target();
   send();
 }
 
@@ -90,7 +93,9 @@ void lock_release::send() {
   std::string const token_key = token_key_of(name_);
   bool const by_digest = loads_ < loads_per_call;
   io::outgoing out;
-  if (!retry_of_ && !target_) {
+  if (fair_) {
+    out = fair_call(lease, by_digest);
+  } else if (!retry_of_ && !target_) {
     std::array<std::string_view, 1> const keys{name_};
     std::array<std::string_view, 4> const argv{"release", owner_, lease, channel_};
     out = script_call(scripts::lock_calls, slot_, keys, argv, by_digest);
@@ -108,14 +113,26 @@ void lock_release::send() {
   auto on_reply = [self = shared_from_this()](error_code ec, io::response replies) {
     self->on_reply(ec, std::move(replies));
   };
-  core_->send(scripts::lock_calls, slot_, std::move(out), {}, std::move(on_reply));
+  core_->send(release_script(), slot_, std::move(out), {}, std::move(on_reply));
+}
+
+script const& lock_release::release_script() const { return fair_ ? scripts::fair_calls : scripts::lock_calls; }
+
+io::outgoing lock_release::fair_call(std::string const& lease, bool by_digest) const {
+  std::string const queue = fair_protocol::queue_key_of(name_);
+  std::string const alive = fair_protocol::alive_key_of(name_);
+  std::string const lock_channel = channel_of(name_);
+  std::string const before = retry_of_ ? std::to_string(*retry_of_) : "";
+  std::array<std::string_view, 3> const keys{name_, queue, alive};
+  std::array<std::string_view, 6> const argv{"release", owner_, lease, lock_channel, channel_, before};
+  return script_call(scripts::fair_calls, slot_, keys, argv, by_digest);
 }
 
 void lock_release::on_reply(error_code ec, io::response replies) {
   if (!ec && replies.size() == 1 && replies[0].is_error() &&
       error_from_server_text(replies[0].text()) == error::no_script) {
     ++loads_;
-    core_->when_loaded(scripts::lock_calls, slot_, [self = shared_from_this()](error_code lec) {
+    core_->when_loaded(release_script(), slot_, [self = shared_from_this()](error_code lec) {
       if (lec) return self->failed(lec);
       self->send();
     });

@@ -18,10 +18,11 @@ namespace redisync::detail::lock_protocol {
 class lock_acquire;
 
 // A release through a guard names its hold and level; one through the lock handle names neither,
-// and lets go of the innermost level this client holds for the owner, if any.
+// and lets go of the innermost level this client holds for the owner, if any. `fair`: through a
+// fair lock's handle (a hold says itself which kind it is).
 void start_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                    std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
-                   boost::asio::any_completion_handler<void(io::error_code)> h);
+                   boost::asio::any_completion_handler<void(io::error_code)> h, bool fair = false);
 
 // The same, with nobody waiting for the outcome (a guard destroyed while holding).
 void release_detached(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
@@ -31,7 +32,7 @@ class lock_release : public std::enable_shared_from_this<lock_release> {
  public:
   lock_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
-               pending_handler<void(io::error_code)> handler);
+               pending_handler<void(io::error_code)> handler, bool fair);
 
   void start();
 
@@ -40,6 +41,9 @@ class lock_release : public std::enable_shared_from_this<lock_release> {
   void choose_handoff_target();
   void give_back_target();
   void send();
+  script const& release_script() const;
+  // A fair lock's release: the next waiter of the server's queue is called; no local hand-off.
+  io::outgoing fair_call(std::string const& lease, bool by_digest) const;
   void on_reply(io::error_code ec, io::response replies);
   void succeeded(release_outcome const& outcome);
   void failed(io::error_code ec);
@@ -50,7 +54,8 @@ class lock_release : public std::enable_shared_from_this<lock_release> {
   std::shared_ptr<sync::client_core> core_;
   std::string name_;
   std::string owner_;
-  std::string channel_;
+  bool fair_;
+  std::string channel_;  // where this client's waiters for the lock listen
   routing::slot_type slot_;
   std::shared_ptr<sync::hold_state> hold_;
   std::shared_ptr<sync::hold_level> level_;

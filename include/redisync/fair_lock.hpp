@@ -1,0 +1,22 @@
+#pragma once
+
+// A handle on a fair lock: the reentrant lock's operations and meaning (lock.hpp), with waiters
+// served in the order in which their first attempts reached Redis, across processes. A waiter
+// keeps its place with heartbeats judged by Redis server time (config::fair_waiter_liveness), so a
+// waiter that dies is passed over within about that time; one that gives up leaves the queue at
+// once; a release calls the next waiter only. Reentrant acquires by the holder skip the queue, and
+// try_acquire(0) never jumps it. The lock hash is Redisson's, so a fair lock excludes a Redisson or
+// redisync reentrant lock of the same name; the queue is redisync's own (docs/design.md).
+
+#include <redisync/lock.hpp>
+
+namespace redisync {
+
+class fair_lock : public lock {
+ private:
+  friend class owner;
+  fair_lock(core_ptr core, std::string owner_id, std::string name)
+      : lock{std::move(core), std::move(owner_id), std::move(name), true} {}
+};
+
+}  // namespace redisync

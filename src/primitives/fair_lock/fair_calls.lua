@@ -1,0 +1,82 @@
+-- The fair lock: Redisson's lock hash and fencing counter (so that it excludes Redisson's locks and
+-- our reentrant lock on the same name), with a queue of our own in which waiters are served in the
+-- order their first attempts reached the server (fair_queue.lua). ARGV[1] names the operation:
+--   acquire    keys: lock, token key, queue, alive   arguments: owner, lease in ms, liveness in ms,
+--              '' or the hold count before an attempt whose outcome was lost, '1' for a counter
+--              that never expires
+--   release    keys: lock, queue, alive   arguments: owner, lease in ms, the lock's channel, the
+--              fair channel, '' or the hold count before a lost attempt
+--   leave      keys: lock, queue, alive   arguments: owner, the fair channel
+-- acquire answers like acquire.lua: a fresh hold's token, {token, count}, or {bound} when queued,
+-- where bound is the lock's PTTL for the head of the queue and -1 for a waiter behind it (it is
+-- called by name, or by its heartbeat). release answers like release.lua; a full release calls
+-- the next live waiter by name on the fair channel, or publishes Redisson's '0' on the lock's
+-- channel when nobody is queued. leave takes the owner out of the queue (a waiter that gave up)
+-- and calls the next head if the lock is free; it answers 1.
+-- include: next_token.lua
+-- include: acquire.lua
+-- include: release.lua
+-- include: fair_queue.lua
+
+local op = ARGV[1]
+
+if op == 'acquire' then
+  local lock, token_key, queue, alive = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+  local owner, lease, liveness, retry_of, keep = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6] == '1'
+  local wrong = queue_type_error(queue, alive)
+  if wrong then return wrong end
+  local now = server_ms()
+  purge_dead(queue, alive, now)
+  local head = queue_head(queue)
+  local mine = redis.pcall('hexists', lock, owner)
+  if type(mine) == 'table' then return mine end
+  -- The holder re-enters without queueing (so does a retry whose lost attempt went through);
+  -- everyone else takes the lock only at the head of the queue, or when nobody waits.
+  if mine == 1 or not head or head == owner then
+    local reply = acquire(lock, token_key, owner, lease, retry_of, keep)
+    if type(reply) == 'table' and reply.err then return reply end
+    if type(reply) == 'table' and #reply == 1 then
+      keep_place(queue, alive, owner, now, liveness)
+      return reply
+    end
+    if head == owner then leave_queue(queue, alive, owner) end
+    return reply
+  end
+  keep_place(queue, alive, owner, now, liveness)
+  return {-1}
+end
+
+if op == 'release' then
+  local lock, queue, alive = KEYS[1], KEYS[2], KEYS[3]
+  local owner, lease, lock_channel, fair_channel, retry_arg = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+  local wrong = queue_type_error(queue, alive)
+  if wrong then return wrong end
+  local left = release(lock, nil, owner, lease, '', retry_arg, '', '', false)
+  if left ~= 0 then return left end
+  purge_dead(queue, alive, server_ms())
+  local refused
+  if queue_head(queue) then
+    refused = call_head(lock, queue, fair_channel, nil)
+  else
+    local told = redis.pcall('publish', lock_channel, '0')
+    if type(told) == 'table' then refused = told end
+  end
+  if refused then return {0, refused} end
+  return 0
+end
+
+if op == 'leave' then
+  local lock, queue, alive = KEYS[1], KEYS[2], KEYS[3]
+  local owner, fair_channel = ARGV[2], ARGV[3]
+  local wrong = queue_type_error(queue, alive)
+  if wrong then return wrong end
+  local was_head = queue_head(queue) == owner
+  leave_queue(queue, alive, owner)
+  if was_head then
+    purge_dead(queue, alive, server_ms())
+    call_head(lock, queue, fair_channel, nil)
+  end
+  return 1
+end
+
+return redis.error_reply('ERR unknown fair lock operation')

@@ -1,0 +1,62 @@
+-- A fair lock's queue, judged by the server's clock only: `queue` is a sorted set of waiting owners
+-- scored by arrival (1, 2, 3, ...), `alive` a sorted set of the same owners scored by the server
+-- time in ms until which each counts as alive. A waiter's heartbeat moves its time on; one not
+-- heard of by then is dead and leaves the queue at the next look, wherever it stands. Both keys
+-- expire two liveness periods after the last heartbeat, so a queue whose waiters all died goes too.
+local function server_ms()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- The error reply for a queue key of another type, or nil; checked before anything is written.
+local function queue_type_error(queue, alive)
+  for _, key in ipairs({queue, alive}) do
+    local kind = redis.call('type', key).ok
+    if kind ~= 'none' and kind ~= 'zset' then
+      return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+    end
+  end
+  return nil
+end
+
+local function purge_dead(queue, alive, now)
+  local dead = redis.call('zrangebyscore', alive, '-inf', now)
+  for _, owner in ipairs(dead) do
+    redis.call('zrem', queue, owner)
+    redis.call('zrem', alive, owner)
+  end
+end
+
+local function queue_head(queue)
+  return redis.call('zrange', queue, 0, 0)[1]
+end
+
+-- Keeps `owner` queued (a newcomer at the back) and alive for `liveness` ms from `now`.
+local function keep_place(queue, alive, owner, now, liveness)
+  if not redis.call('zscore', queue, owner) then
+    local last = redis.call('zrange', queue, -1, -1, 'withscores')
+    redis.call('zadd', queue, (tonumber(last[2]) or 0) + 1, owner)
+  end
+  redis.call('zadd', alive, now + liveness, owner)
+  redis.call('pexpire', queue, 2 * liveness)
+  redis.call('pexpire', alive, 2 * liveness)
+end
+
+local function leave_queue(queue, alive, owner)
+  redis.call('zrem', queue, owner)
+  redis.call('zrem', alive, owner)
+  if redis.call('zcard', queue) == 0 then
+    redis.call('del', queue, alive)
+  end
+end
+
+-- Tells the head of the queue that the free lock is its turn, unless it is `except`. Returns the
+-- refused PUBLISH's error, or nil.
+local function call_head(lock, queue, channel, except)
+  if redis.call('exists', lock) == 1 then return nil end
+  local head = queue_head(queue)
+  if not head or head == except then return nil end
+  local told = redis.pcall('publish', channel, head)
+  if type(told) == 'table' then return told end
+  return nil
+end
