@@ -73,3 +73,9 @@ asio::awaitable<void> data(redisync::client& redis, redisync::owner me, std::str
 asio::awaitable<void> ending(redisync::client& redis) {
   co_await redis.shutdown(5s, use_awaitable);  // releases every hold, then stops: ctx.run() returns
 }
+
+asio::awaitable<void> fair(redisync::owner const& me) {
+  redisync::fair_lock fifo = me.fair_lock("reports");           // a handle: no I/O
+  redisync::held turn = co_await fifo.acquire(use_awaitable);  // served in arrival order
+  co_await turn.release(use_awaitable);
+}

@@ -2,6 +2,7 @@
 // compared with the peers in the same run of shared/peers/run.sh:
 //   redisync bench --redis URL --workload W1 [--watchdog]
 //   redisync bench PORT W1 [--watchdog]            (how run.sh calls EXTRA_PEERS)
+//   redisync bench PORT W5C [--kind fair]          (the child of shared/peers/w5.py)
 // and the scale workloads S1 [--cold], S2, S3 (bench_scale.cpp).
 
 #include "cli/bench.hpp"
@@ -174,10 +175,72 @@ asio::awaitable<json::object> w3(bench_context& b) {
                          {"cmd_breakdown", d.breakdown}};
 }
 
+// W5's child (run by shared/peers/w5.py): this process's share of the critical sections on one lock
+// that W5_P processes fight over. Waits are measured from the first attempt to the hold; a fair
+// lock's waiters of this process must be served in the order they asked (their attempts leave on
+// one connection in that order), and order_violations counts the pairs that were not.
+asio::awaitable<json::object> w5c(bench_context& b, bool fair) {
+  auto const proc = env_number("W5_PROC", 0, 0, 10000);
+  auto const processes = env_number("W5_P", 4, 1, 10000);
+  auto const tasks = env_number("W5_C", 4, 1, 10000);
+  auto const m = env_number("W5_M", 4000, 1, many);
+  std::string const key = "bench:w5:lock";
+  std::string const counter = "bench:w5:counter";
+  co_await b.warmup("bench:w5:warmup:" + std::to_string(proc));
+  std::cout << "ready" << std::endl;
+  for (std::string line; std::getline(std::cin, line) && line != "go";) {
+  }
+  auto const share = m / processes + (proc < m % processes ? 1 : 0);
+  std::int64_t claimed = 0, done = 0;
+  bool stop = false;
+  struct wait_span {
+    clock_type::time_point asked, held;
+  };
+  std::vector<wait_span> spans;
+  json::array values;
+  json::array errors;
+  auto task = [&](int) -> asio::awaitable<void> {
+    auto me = b.c.new_owner();
+    redisync::lock l = fair ? me.fair_lock(key) : me.lock(key);
+    while (!stop && claimed < share) {
+      ++claimed;
+      auto const asked = clock_type::now();
+      auto h = co_await b.acquire(l);
+      spans.push_back({asked, clock_type::now()});
+      resp::request get;
+      get.push("GET", counter);
+      auto v = co_await command(b.c, std::move(get));
+      std::int64_t n = 0;
+      if (!v.is_null()) v.as_integer(n);
+      values.push_back(n);
+      resp::request set;
+      set.push("SET", counter, n + 1);
+      co_await command(b.c, std::move(set));
+      ++done;
+      co_await h.release(asio::use_awaitable);
+    }
+  };
+  bool const capped = co_await run_tasks(tasks, b.p.cap_s, stop, task);
+  json::array waits_ms;
+  std::int64_t violations = 0;
+  for (auto const& a : spans) {
+    waits_ms.push_back(r2(std::chrono::duration<double, std::milli>(a.held - a.asked).count()));
+    for (auto const& later : spans) {
+      if (a.asked < later.asked && later.asked < a.held && later.held < a.held) ++violations;
+    }
+  }
+  json::object out{{"waits_ms", std::move(waits_ms)}, {"values", std::move(values)}, {"done", done},
+                   {"capped", capped},                {"errors", std::move(errors)}};
+  if (fair) out["order_violations"] = violations;
+  co_return out;
+}
+
 asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::string workload, bool watchdog,
-                                  bool cold, std::optional<std::chrono::microseconds> reply_spin) {
+                                  bool cold, bool fair, std::optional<std::chrono::microseconds> reply_spin) {
   params p;
-  json::object out{{"peer", watchdog ? "redisync(watchdog)" : "redisync"},
+  std::string peer = "redisync";
+  if (fair || watchdog) peer += fair && watchdog ? "(fair,watchdog)" : fair ? "(fair)" : "(watchdog)";
+  json::object out{{"peer", peer},
                    {"lang", "c++"},
                    {"version", REDISYNC_VERSION},
                    {"workload", workload}};
@@ -212,6 +275,8 @@ asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::s
     result = co_await w2(b);
   } else if (workload == "W3") {
     result = co_await w3(b);
+  } else if (workload == "W5C") {
+    result = co_await w5c(b, fair);
   } else if (workload == "S1") {
     result = co_await s1(b, cold);
   } else if (workload == "S2") {
@@ -242,10 +307,11 @@ int bench_main(std::vector<std::string> const& args) {
   po::options_description options{"bench options"};
   options.add_options()
       ("redis", po::value(&url), "Redis URL")
-      ("workload", po::value(&workload), "W1, W2, W3, W4, S1, S2 or S3")
+      ("workload", po::value(&workload), "W1, W2, W3, W4, W5C, S1, S2 or S3")
       ("port", po::value(&port), "port of a Redis on 127.0.0.1 (first positional argument)")
       ("watchdog", "no fixed lease: LEASE_MS is the watchdog lease, renewed every third of it")
       ("cold", "S1 on a cold script cache (SCRIPT FLUSH first)")
+      ("kind", po::value<std::string>()->default_value("lock"), "W5C: lock (reentrant) or fair")
       ("reply-spin-us", po::value<long>(), "poll for a due reply this many µs before sleeping (default 200, 0 = off)");
   po::positional_options_description positional;
   positional.add("port", 1).add("workload", 1);
@@ -257,16 +323,19 @@ int bench_main(std::vector<std::string> const& args) {
   }
   if (url.empty() && !port.empty()) url = "redis://127.0.0.1:" + port;
   if (url.empty() || workload.empty()) throw usage_error{"give --redis URL --workload W (or PORT WORKLOAD)"};
-  static constexpr std::array<std::string_view, 7> workloads{"W1", "W2", "W3", "W4", "S1", "S2", "S3"};
+  static constexpr std::array<std::string_view, 8> workloads{"W1", "W2", "W3", "W4", "W5C", "S1", "S2", "S3"};
   if (std::find(workloads.begin(), workloads.end(), workload) == workloads.end()) {
-    throw usage_error{fmt::format("unknown workload '{}' (W1, W2, W3, W4, S1, S2, S3)", workload)};
+    throw usage_error{fmt::format("unknown workload '{}' (W1, W2, W3, W4, W5C, S1, S2, S3)", workload)};
   }
+  auto const kind = vm["kind"].as<std::string>();
+  if (kind != "lock" && kind != "fair") throw usage_error{"--kind must be lock or fair, not '" + kind + "'"};
   asio::io_context ctx{1};
   std::optional<std::chrono::microseconds> reply_spin;
   if (vm.count("reply-spin-us")) {
     reply_spin = std::chrono::microseconds{in_range("--reply-spin-us", vm["reply-spin-us"].as<long>(), 0, 10000)};
   }
-  return run(ctx, run_workload(ctx, url, workload, vm.count("watchdog") > 0, vm.count("cold") > 0, reply_spin));
+  return run(ctx, run_workload(ctx, url, workload, vm.count("watchdog") > 0, vm.count("cold") > 0, kind == "fair",
+                               reply_spin));
 }
 
 }  // namespace redisync::cli

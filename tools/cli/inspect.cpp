@@ -1,6 +1,7 @@
 // redisync inspect: what Redis knows about one lock.
 
 #include "cli/common.hpp"
+#include "primitives/fair_lock/protocol.hpp"
 #include "primitives/lock/protocol.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -9,6 +10,7 @@
 #include <fmt/core.h>
 
 #include <iostream>
+#include <map>
 
 namespace redisync::cli {
 
@@ -26,6 +28,10 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
   req.push("PTTL", name);
   req.push("GET", detail::lock_protocol::token_key_of(name));
   req.push("PUBSUB", "NUMSUB", detail::lock_protocol::channel_of(name));
+  // The fair lock's queue, in order, with the server time until which each waiter counts as alive.
+  req.push("ZRANGE", detail::fair_protocol::queue_key_of(name), 0, -1);
+  req.push("ZRANGE", detail::fair_protocol::alive_key_of(name), 0, -1, "WITHSCORES");
+  req.push("TIME");
   auto [ec, replies] = co_await c.exec(std::move(req), asio::as_tuple(asio::use_awaitable));
   if (!ec) ec = check_replies(replies);
   if (ec) {
@@ -50,11 +56,28 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
   if (!replies[2].is_null()) replies[2].as_integer(token);
   auto const subscribers = replies[3].elements().size() == 2 ? replies[3].elements()[1].integer() : 0;
   std::int64_t const pttl = replies[1].integer();
+  std::int64_t seconds = 0, micros = 0;
+  replies[6].elements()[0].as_integer(seconds);
+  replies[6].elements()[1].as_integer(micros);
+  std::int64_t const server_ms = seconds * 1000 + micros / 1000;
+  std::map<std::string, std::int64_t, std::less<>> alive_until;
+  // RESP3 answers WITHSCORES with [member, score] pairs, the score a double.
+  for (auto const& pair : replies[5].elements()) {
+    if (pair.kind() != resp::type::array || pair.elements().size() != 2) continue;
+    alive_until[std::string{pair.elements()[0].text()}] = static_cast<std::int64_t>(pair.elements()[1].number());
+  }
+  json::array queue;
+  for (auto const& waiter : replies[4].elements()) {
+    auto const it = alive_until.find(waiter.text());
+    queue.push_back(json::object{{"owner", waiter.text()},
+                                 {"alive_for_ms", it == alive_until.end() ? 0 : it->second - server_ms}});
+  }
   c.stop();
 
   if (as_json) {
     json::object out{{"name", name},   {"type", type},   {"holders", holders},
-                     {"pttl_ms", pttl}, {"fencing_token", token}, {"subscribers", subscribers}};
+                     {"pttl_ms", pttl}, {"fencing_token", token}, {"subscribers", subscribers},
+                     {"fair_queue", queue}};
     std::cout << json::serialize(out) << std::endl;
     co_return 0;
   }
@@ -72,6 +95,13 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
   }
   fmt::print("fencing token {}\n", token);
   fmt::print("subscribers   {} client(s) on {}\n", subscribers, detail::lock_protocol::channel_of(name));
+  // A waiter counts as alive until its heartbeat is overdue (by server time); 0 or less: dead, dropped
+  // at the next look.
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    auto const& w = queue[i].as_object();
+    fmt::print("fair queue {:<3}{} (alive for another {} ms)\n", i + 1, std::string_view{w.at("owner").as_string()},
+               w.at("alive_for_ms").as_int64());
+  }
   co_return 0;
 }
 
@@ -88,7 +118,7 @@ int inspect_main(std::vector<std::string> const& args) {
   positional.add("name", 1);
   po::variables_map vm;
   int code = 0;
-  if (!parse("inspect", "Holders with hold counts, TTL, fencing token and subscribers of a lock.",
+  if (!parse("inspect", "Holders with hold counts, TTL, fencing token, subscribers and the fair queue of a lock.",
              options, positional, args, vm, code)) {
     return code;
   }

@@ -33,6 +33,7 @@ namespace {
 struct stress_options {
   std::string url;
   std::string lock;
+  bool fair = false;  // --kind fair
   int workers = 1;
   int iterations = 100;
   int hold_ms = 0;
@@ -89,9 +90,11 @@ class error_report {
 asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, history_log& log,
                              error_report& report) {
   auto me = c.new_owner();
-  auto lock = me.lock(o.lock);
+  redisync::lock lock = o.fair ? me.fair_lock(o.lock) : me.lock(o.lock);
   auto ex = co_await asio::this_coro::executor;
   for (int i = 0; i < o.iterations; ++i) {
+    // The first attempt goes out now: a fair lock serves waiters in this order.
+    log.write("wait", me.id(), 0);
     // Two statements: GCC 12 mishandles co_await inside a conditional expression.
     std::tuple<error_code, held> acquired;
     if (o.lease_ms) {
@@ -213,7 +216,7 @@ asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
   co_await all_done.async_wait(asio::as_tuple(asio::use_awaitable));
   auto const elapsed = double(monotonic_ns() - start) / 1e9;
   c.stop();
-  json::object summary{{"lock", o.lock},         {"workers", o.workers},   {"iterations", o.iterations},
+  json::object summary{{"lock", o.lock},         {"kind", o.fair ? "fair" : "lock"}, {"workers", o.workers},   {"iterations", o.iterations},
                        {"acquired", t.acquired}, {"released", t.released}, {"errors", t.errors},
                        {"lost", t.lost},         {"accepted", t.accepted}, {"rejected", t.rejected}, {"unknown", t.unknown},
                        {"elapsed_s", elapsed},   {"pid", ::getpid()}};
@@ -229,6 +232,7 @@ int stress_main(std::vector<std::string> const& args) {
   options.add_options()
       ("redis", po::value(&o.url)->required(), "Redis URL, redis://[user:pass@]host:port[/db]")
       ("lock", po::value(&o.lock)->required(), "lock name")
+      ("kind", po::value<std::string>()->default_value("lock"), "lock (reentrant) or fair")
       ("workers", po::value(&o.workers)->default_value(1), "workers (one owner each)")
       ("iterations", po::value(&o.iterations)->default_value(100), "critical sections per worker")
       ("hold-ms", po::value(&o.hold_ms)->default_value(0), "time between the read and the write")
@@ -252,6 +256,9 @@ int stress_main(std::vector<std::string> const& args) {
     }
     o.lease_ms = static_cast<int>(in_range("--lease-ms", vm["lease-ms"].as<int>(), 1, one_day_ms));
   }
+  auto const kind = vm["kind"].as<std::string>();
+  if (kind != "lock" && kind != "fair") throw usage_error{"--kind must be lock or fair, not '" + kind + "'"};
+  o.fair = kind == "fair";
   if (vm.count("fence-key")) o.fence_key = vm["fence-key"].as<std::string>();
   if (vm.count("history")) o.history = vm["history"].as<std::string>();
   if (o.counter.empty()) o.counter = o.lock + ":counter";

@@ -23,11 +23,9 @@ local op = ARGV[1]
 if op == 'acquire' then
   local lock, token_key, queue, alive = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
   local owner, lease, liveness, retry_of, keep = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6] == '1'
-  local wrong = queue_type_error(queue, alive)
-  if wrong then return wrong end
   local now = server_ms()
-  purge_dead(queue, alive, now)
-  local head = queue_head(queue)
+  local head, wrong = live_head(queue, alive, now)
+  if wrong then return wrong end
   local mine = redis.pcall('hexists', lock, owner)
   if type(mine) == 'table' then return mine end
   -- The holder re-enters without queueing (so does a retry whose lost attempt went through);
@@ -49,14 +47,13 @@ end
 if op == 'release' then
   local lock, queue, alive = KEYS[1], KEYS[2], KEYS[3]
   local owner, lease, lock_channel, fair_channel, retry_arg = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
-  local wrong = queue_type_error(queue, alive)
+  local head, wrong = live_head(queue, alive, server_ms())
   if wrong then return wrong end
   local left = release(lock, nil, owner, lease, '', retry_arg, '', '', false)
   if left ~= 0 then return left end
-  purge_dead(queue, alive, server_ms())
   local refused
-  if queue_head(queue) then
-    refused = call_head(lock, queue, fair_channel, nil)
+  if head then
+    refused = call_head(lock, head, fair_channel)
   else
     local told = redis.pcall('publish', lock_channel, '0')
     if type(told) == 'table' then refused = told end
@@ -68,13 +65,11 @@ end
 if op == 'leave' then
   local lock, queue, alive = KEYS[1], KEYS[2], KEYS[3]
   local owner, fair_channel = ARGV[2], ARGV[3]
-  local wrong = queue_type_error(queue, alive)
+  local head, wrong = live_head(queue, alive, server_ms())
   if wrong then return wrong end
-  local was_head = queue_head(queue) == owner
   leave_queue(queue, alive, owner)
-  if was_head then
-    purge_dead(queue, alive, server_ms())
-    call_head(lock, queue, fair_channel, nil)
+  if head == owner then
+    call_head(lock, redis.call('zrange', queue, 0, 0)[1], fair_channel)
   end
   return 1
 end

@@ -16,8 +16,7 @@ for i = 1, #KEYS / 3 do
     flags[i] = 0
   else
     keep_place(queue, alive, owner, now, liveness)
-    purge_dead(queue, alive, now)
-    if queue_head(queue) == owner and redis.call('exists', lock) == 0 then
+    if live_head(queue, alive, now) == owner and redis.call('exists', lock) == 0 then
       flags[i] = 2
     else
       flags[i] = 1

@@ -8,27 +8,18 @@ local function server_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- The error reply for a queue key of another type, or nil; checked before anything is written.
-local function queue_type_error(queue, alive)
-  for _, key in ipairs({queue, alive}) do
-    local kind = redis.call('type', key).ok
-    if kind ~= 'none' and kind ~= 'zset' then
-      return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-    end
-  end
-  return nil
-end
-
-local function purge_dead(queue, alive, now)
-  local dead = redis.call('zrangebyscore', alive, '-inf', now)
+-- Drops dead waiters and returns the head of the queue, or nil; or the error of a queue key of
+-- another type (the first reads of a call, so nothing has been written then).
+local function live_head(queue, alive, now)
+  local dead = redis.pcall('zrangebyscore', alive, '-inf', now)
+  if dead.err then return nil, dead end
   for _, owner in ipairs(dead) do
     redis.call('zrem', queue, owner)
     redis.call('zrem', alive, owner)
   end
-end
-
-local function queue_head(queue)
-  return redis.call('zrange', queue, 0, 0)[1]
+  local head = redis.pcall('zrange', queue, 0, 0)
+  if head.err then return nil, head end
+  return head[1], nil
 end
 
 -- Keeps `owner` queued (a newcomer at the back) and alive for `liveness` ms from `now`.
@@ -50,12 +41,9 @@ local function leave_queue(queue, alive, owner)
   end
 end
 
--- Tells the head of the queue that the free lock is its turn, unless it is `except`. Returns the
--- refused PUBLISH's error, or nil.
-local function call_head(lock, queue, channel, except)
-  if redis.call('exists', lock) == 1 then return nil end
-  local head = queue_head(queue)
-  if not head or head == except then return nil end
+-- Tells `head` that the free lock is its turn. Returns the refused PUBLISH's error, or nil.
+local function call_head(lock, head, channel)
+  if not head or redis.call('exists', lock) == 1 then return nil end
   local told = redis.pcall('publish', channel, head)
   if type(told) == 'table' then return told end
   return nil

@@ -1,0 +1,140 @@
+// The fair lock across real processes (`redisync stress --kind fair`), checked from their
+// histories: service in queue order, and dead waiters passed over within 2 s.
+
+#include "support/lock_fixture.hpp"
+#include "support/stress_process.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <csignal>
+
+using namespace redisync::test;
+using namespace std::chrono_literals;
+using redisync::process::redis_server;
+
+namespace {
+
+std::int64_t queued(redis_server const& redis, std::string const& name) {
+  return redis.command({"ZCARD", "redisync_fair_queue:{" + name + "}"}).integer();
+}
+
+std::int64_t t_ns(boost::json::object const& e) { return e.at("t_ns").as_int64(); }
+
+// One wait of one worker: when its first attempt went out, and when it held the lock.
+struct wait_record {
+  std::int64_t waited;
+  std::int64_t acquired;
+};
+
+// Every wait that ended with the lock, from the histories (a worker's events alternate).
+std::vector<wait_record> waits_of(stress_group const& group) {
+  std::vector<wait_record> out;
+  for (auto const& p : group) {
+    std::optional<std::int64_t> waited;
+    for (auto const& e : p->history()) {
+      auto const kind = e.at("event").as_string();
+      if (kind == "wait") waited = t_ns(e);
+      if (kind == "acquired" && waited) {
+        out.push_back({*waited, t_ns(e)});
+        waited.reset();
+      }
+    }
+  }
+  return out;
+}
+
+// Pairs served against their order: `a` queued clearly before `b` (by more than the time from
+// logging a wait to its attempt reaching Redis), `b` queued while `a` waited, yet `b` held first.
+int order_violations(std::vector<wait_record> const& waits) {
+  constexpr std::int64_t margin_ns = 2'000'000;
+  int violations = 0;
+  for (auto const& a : waits) {
+    for (auto const& b : waits) {
+      if (a.waited + margin_ns < b.waited && b.waited < a.acquired && b.acquired < a.acquired) ++violations;
+    }
+  }
+  return violations;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(fair_processes)
+
+BOOST_AUTO_TEST_CASE(eight_processes_are_served_in_the_order_they_queued_for_twenty_rounds) {
+  redis_server redis;
+  temp_dir dir;
+  // The holder keeps the lock while the others queue, one after the other.
+  stress_process holder{redis.url(), {"--lock", "fifo", "--kind", "fair", "--iterations", "1", "--hold-ms", "3000"},
+                        dir.path, "holder"};
+  BOOST_TEST_REQUIRE(poll_until([&] { return !holder.events("acquired").empty(); }, 10s));
+  stress_group group;
+  for (int i = 0; i < 8; ++i) {
+    group.push_back(std::make_unique<stress_process>(
+        redis.url(), std::vector<std::string>{"--lock", "fifo", "--kind", "fair", "--iterations", "20", "--hold-ms", "5"},
+        dir.path, "p" + std::to_string(i)));
+    // The next process starts once this one has its place.
+    BOOST_TEST_REQUIRE(poll_until([&] { return queued(redis, "fifo") == i + 1; }, 10s));
+  }
+  // inspect shows the queue in order, every waiter alive.
+  child inspect{REDISYNC_TOOL_PATH, {"inspect", "--redis", redis.url(), "fifo", "--json"}, dir.path / "inspect.out"};
+  BOOST_TEST_REQUIRE(inspect.wait(10s));
+  auto const shown = inspect.lines().at(0).at("fair_queue").as_array();
+  BOOST_TEST(shown.size() == 8u);
+  for (std::size_t i = 0; i < shown.size() && i < 8; ++i) {
+    auto const& w = shown[i].as_object();
+    BOOST_TEST(w.at("owner").as_string() == group[i]->events("wait").at(0).at("owner").as_string());
+    BOOST_TEST(w.at("alive_for_ms").as_int64() > 0);
+  }
+  BOOST_TEST_REQUIRE(holder.wait(10s));
+  for (auto& p : group) BOOST_TEST_REQUIRE(p->wait(60s));
+  auto const waits = waits_of(group);
+  BOOST_TEST(waits.size() == 160u);
+  BOOST_TEST(order_violations(waits) == 0);
+  // The first round follows the order in which the processes queued.
+  std::vector<std::pair<std::int64_t, int>> first_holds;
+  for (int i = 0; i < 8; ++i) first_holds.emplace_back(t_ns(group[i]->events("acquired").at(0)), i);
+  std::sort(first_holds.begin(), first_holds.end());
+  for (int i = 0; i < 8; ++i) BOOST_TEST(first_holds[i].second == i);
+  for (auto& p : group) BOOST_TEST(p->summary().at("errors").as_int64() == 0);
+  BOOST_TEST(redis.command({"GET", "fifo:counter"}).text() == "161");
+  expect_nothing_left(redis, {"fifo:counter"});
+}
+
+BOOST_AUTO_TEST_CASE(a_killed_waiter_at_the_head_or_in_the_middle_delays_the_queue_at_most_two_seconds) {
+  redis_server redis;
+  temp_dir dir;
+  // The holder keeps the lock with a fixed lease of 500 ms until it is killed.
+  stress_process holder{redis.url(),
+                        {"--lock", "kill", "--kind", "fair", "--iterations", "1", "--hold-ms", "60000", "--lease-ms", "500"},
+                        dir.path, "holder"};
+  BOOST_TEST_REQUIRE(poll_until([&] { return !holder.events("acquired").empty(); }, 10s));
+  stress_group waiters;
+  for (int i = 0; i < 4; ++i) {
+    waiters.push_back(std::make_unique<stress_process>(
+        redis.url(), std::vector<std::string>{"--lock", "kill", "--kind", "fair", "--iterations", "1", "--hold-ms", "300"},
+        dir.path, "w" + std::to_string(i)));
+    BOOST_TEST_REQUIRE(poll_until([&] { return queued(redis, "kill") == i + 1; }, 10s));
+  }
+  // The holder and the head die at once: the lock is free when its lease ends, and the next
+  // waiter takes it once the dead head is dropped.
+  auto const killed_at = monotonic_ns();
+  holder.kill_hard();
+  waiters[0]->kill_hard();
+  BOOST_TEST_REQUIRE(poll_until([&] { return !waiters[1]->events("acquired").empty(); }, 10s));
+  // A waiter in the middle dies while the one before it holds the lock.
+  waiters[2]->kill_hard();
+  BOOST_TEST_REQUIRE(waiters[1]->wait(10s));
+  BOOST_TEST_REQUIRE(waiters[3]->wait(10s));
+  auto const past_head = (t_ns(waiters[1]->events("acquired").at(0)) - killed_at) / 1'000'000;
+  auto const past_middle =
+      (t_ns(waiters[3]->events("acquired").at(0)) - t_ns(waiters[1]->events("released").at(0))) / 1'000'000;
+  BOOST_TEST_MESSAGE("held " << past_head << " ms after the holder and the head were killed (lease 500 ms); "
+                             << past_middle << " ms after a release with a dead waiter next");
+  BOOST_TEST(past_head <= 2000);
+  BOOST_TEST(past_middle <= 2000);
+  // Once the dead waiters are dropped, the queue's keys go.
+  BOOST_TEST_REQUIRE(poll_until([&] { return queued(redis, "kill") == 0; }, 5s));
+  expect_nothing_left(redis, {"kill:counter"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
