@@ -9,4 +9,4 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$(nproc)" --target redisync_tool >/dev/null
-exec build/release/src/cli/redisync demo "$@"
+exec build/release/tools/cli/redisync demo "$@"

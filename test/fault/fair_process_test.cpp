@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <csignal>
+#include <thread>
 
 using namespace redisync::test;
 using namespace std::chrono_literals;
@@ -19,6 +20,20 @@ std::int64_t queued(redis_server const& redis, std::string const& name) {
 }
 
 std::int64_t t_ns(boost::json::object const& e) { return e.at("t_ns").as_int64(); }
+
+// `count` fair-lock stress processes on `name`, each started once the one before it has its place
+// in the queue: their arrival order is known. `args` are the stress options after the lock's.
+stress_group queue_one_by_one(redis_server const& redis, temp_dir const& dir, std::string const& name, int count,
+                              std::string const& tag, std::vector<std::string> const& args) {
+  stress_group group;
+  for (int i = 0; i < count; ++i) {
+    std::vector<std::string> all{"--lock", name, "--kind", "fair"};
+    all.insert(all.end(), args.begin(), args.end());
+    group.push_back(std::make_unique<stress_process>(redis.url(), all, dir.path, tag + std::to_string(i)));
+    BOOST_TEST_REQUIRE(poll_until([&] { return queued(redis, name) == i + 1; }, 10s));
+  }
+  return group;
+}
 
 // One wait of one worker: when its first attempt went out, and when it held the lock.
 struct wait_record {
@@ -67,14 +82,7 @@ BOOST_AUTO_TEST_CASE(eight_processes_are_served_in_the_order_they_queued_for_twe
   stress_process holder{redis.url(), {"--lock", "fifo", "--kind", "fair", "--iterations", "1", "--hold-ms", "3000"},
                         dir.path, "holder"};
   BOOST_TEST_REQUIRE(poll_until([&] { return !holder.events("acquired").empty(); }, 10s));
-  stress_group group;
-  for (int i = 0; i < 8; ++i) {
-    group.push_back(std::make_unique<stress_process>(
-        redis.url(), std::vector<std::string>{"--lock", "fifo", "--kind", "fair", "--iterations", "20", "--hold-ms", "5"},
-        dir.path, "p" + std::to_string(i)));
-    // The next process starts once this one has its place.
-    BOOST_TEST_REQUIRE(poll_until([&] { return queued(redis, "fifo") == i + 1; }, 10s));
-  }
+  auto group = queue_one_by_one(redis, dir, "fifo", 8, "p", {"--iterations", "20", "--hold-ms", "5"});
   // inspect shows the queue in order, every waiter alive.
   child inspect{REDISYNC_TOOL_PATH, {"inspect", "--redis", redis.url(), "fifo", "--json"}, dir.path / "inspect.out"};
   BOOST_TEST_REQUIRE(inspect.wait(10s));
@@ -108,13 +116,7 @@ BOOST_AUTO_TEST_CASE(a_killed_waiter_at_the_head_or_in_the_middle_delays_the_que
                         {"--lock", "kill", "--kind", "fair", "--iterations", "1", "--hold-ms", "60000", "--lease-ms", "500"},
                         dir.path, "holder"};
   BOOST_TEST_REQUIRE(poll_until([&] { return !holder.events("acquired").empty(); }, 10s));
-  stress_group waiters;
-  for (int i = 0; i < 4; ++i) {
-    waiters.push_back(std::make_unique<stress_process>(
-        redis.url(), std::vector<std::string>{"--lock", "kill", "--kind", "fair", "--iterations", "1", "--hold-ms", "300"},
-        dir.path, "w" + std::to_string(i)));
-    BOOST_TEST_REQUIRE(poll_until([&] { return queued(redis, "kill") == i + 1; }, 10s));
-  }
+  auto waiters = queue_one_by_one(redis, dir, "kill", 4, "w", {"--iterations", "1", "--hold-ms", "300"});
   // The holder and the head die at once: the lock is free when its lease ends, and the next
   // waiter takes it once the dead head is dropped.
   auto const killed_at = monotonic_ns();
@@ -135,6 +137,25 @@ BOOST_AUTO_TEST_CASE(a_killed_waiter_at_the_head_or_in_the_middle_delays_the_que
   // Once the dead waiters are dropped, the queue's keys go.
   BOOST_TEST_REQUIRE(poll_until([&] { return queued(redis, "kill") == 0; }, 5s));
   expect_nothing_left(redis, {"kill:counter"});
+}
+
+BOOST_AUTO_TEST_CASE(waiters_whose_places_were_lost_queue_again_and_keep_their_new_places) {
+  redis_server redis;
+  temp_dir dir;
+  stress_process holder{redis.url(), {"--lock", "lost", "--kind", "fair", "--iterations", "1", "--hold-ms", "6000"},
+                        dir.path, "holder"};
+  BOOST_TEST_REQUIRE(poll_until([&] { return !holder.events("acquired").empty(); }, 10s));
+  auto waiters = queue_one_by_one(redis, dir, "lost", 2, "w", {"--iterations", "1"});
+  // The queue is gone (as after a restart without persistence); the heartbeats find out, and the
+  // waiters queue again.
+  redis.command({"DEL", "redisync_fair_queue:{lost}", "redisync_fair_alive:{lost}"});
+  BOOST_TEST_REQUIRE(poll_until([&] { return queued(redis, "lost") == 2; }, 5s));
+  // Past the keys' expiry (two liveness periods, 2 s) the new places are still kept alive.
+  std::this_thread::sleep_for(2500ms);
+  BOOST_TEST(queued(redis, "lost") == 2);
+  BOOST_TEST_REQUIRE(holder.wait(10s));
+  for (auto& w : waiters) BOOST_TEST_REQUIRE(w->wait(10s));
+  expect_nothing_left(redis, {"lost:counter"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -14,6 +14,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 namespace json = boost::json;
 using namespace std::chrono_literals;
@@ -159,6 +160,27 @@ BOOST_AUTO_TEST_CASE(the_readme_example_runs_against_a_real_server) {
   BOOST_TEST(line.starts_with("fencing token "));
   BOOST_TEST(line.ends_with(": written"));
   expect_nothing_left(redis, {"{orders:42}:fence", "{orders:42}:state"});
+}
+
+BOOST_AUTO_TEST_CASE(the_demo_runs_every_section_on_its_own_server_and_every_check_holds) {
+  temp_dir dir;
+  child demo{REDISYNC_TOOL_PATH, {"demo"}, dir.path / "demo.out"};
+  BOOST_TEST_REQUIRE(demo.wait(120s));
+  BOOST_TEST(demo.exit_code() == 0);
+  std::ifstream in{dir.path / "demo.out"};
+  std::string text{std::istreambuf_iterator<char>{in}, {}};
+  BOOST_TEST(text.find("a fair lock serves in queue order") != std::string::npos, text);
+  BOOST_TEST(text.find("every safety check held") != std::string::npos, text);
+}
+
+// The main job's script runs the tool where the release build puts it (the debug build's path,
+// one preset over).
+BOOST_AUTO_TEST_CASE(the_demo_script_runs_the_tool_the_build_makes) {
+  std::ifstream in{std::filesystem::path{REDISYNC_SOURCE_DIR} / "scripts/demo.sh"};
+  std::string text{std::istreambuf_iterator<char>{in}, {}};
+  std::string tool{REDISYNC_TOOL_PATH};
+  auto const relative = tool.substr(tool.find("/build/debug/") + std::string{"/build/debug/"}.size());
+  BOOST_TEST(text.find("exec build/release/" + relative + " demo") != std::string::npos, relative);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

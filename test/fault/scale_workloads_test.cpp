@@ -65,7 +65,9 @@ BOOST_AUTO_TEST_CASE(s3_reconnect_churn_keeps_the_hold_and_wakes_no_herd) {
 }
 
 // Without ASan's quarantine a freed block is reused at once, so the resident size shows a leak:
-// after the first reconnects have made what they keep, it stays flat.
+// after the first reconnects have made what they keep, it stays flat. ASan's own bookkeeping still
+// moves by 0.4-0.6 MB over 500 reconnects (a release build: +4 KB over 2,000), so the bound is 1 MB:
+// a leak of 2 KB or more per reconnect shows, and LeakSanitizer reports the unreferenced ones.
 BOOST_AUTO_TEST_CASE(a_thousand_reconnects_leave_file_descriptors_and_memory_flat) {
   auto const r = bench({"--workload", "S3", "--watchdog"},
                        {{"S3_W", "10"}, {"S3_K", "1000"}, {"S3_GAP_MS", "0"},
@@ -74,7 +76,7 @@ BOOST_AUTO_TEST_CASE(a_thousand_reconnects_leave_file_descriptors_and_memory_fla
   BOOST_TEST(number(r, "kills") == 1000);
   BOOST_TEST(number(r, "reconnects") == number(r, "kills"));
   BOOST_TEST(number(r, "fds_after") == number(r, "fds_before"));
-  BOOST_TEST(number(r, "rss_after_kb") - number(r, "rss_halfway_kb") < 512);
+  BOOST_TEST(number(r, "rss_after_kb") - number(r, "rss_halfway_kb") < 1024);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -28,9 +28,14 @@ bool in_queue(redis_server const& redis, std::string const& name, std::string co
 }
 
 // `n` clients of their own, each standing for a process.
-std::vector<std::unique_ptr<running_client>> clients(asio::io_context& ctx, redis_server const& redis, int n) {
+std::vector<std::unique_ptr<running_client>> clients(asio::io_context& ctx, redis_server const& redis, int n,
+                                                     std::chrono::milliseconds liveness = 1000ms) {
   std::vector<std::unique_ptr<running_client>> out;
-  for (int i = 0; i < n; ++i) out.push_back(std::make_unique<running_client>(ctx, fast_config(redis)));
+  for (int i = 0; i < n; ++i) {
+    auto cfg = fast_config(redis);
+    cfg.fair_waiter_liveness = liveness;
+    out.push_back(std::make_unique<running_client>(ctx, cfg));
+  }
   return out;
 }
 
@@ -54,7 +59,8 @@ BOOST_FIXTURE_TEST_CASE(waiters_are_served_in_the_order_their_first_attempts_rea
         // A different client order each round, so no client is first by construction.
         auto& w = *waiters[(i + static_cast<std::size_t>(round)) % waiters.size()];
         pending.push_back(std::make_unique<background_acquire>(ctx, w->new_owner().fair_lock("order")));
-        co_await redisync::test::wait_until([&] { return queued(redis, "order") == static_cast<std::int64_t>(i + 1); }, 5s);
+        auto const placed = [&] { return queued(redis, "order") == static_cast<std::int64_t>(i + 1); };
+        co_await redisync::test::wait_until(placed, 5s);
       }
       co_await holder.release(asio::use_awaitable);
       for (std::size_t i = 0; i < pending.size(); ++i) {
@@ -70,6 +76,33 @@ BOOST_FIXTURE_TEST_CASE(waiters_are_served_in_the_order_their_first_attempts_rea
   });
 }
 
+BOOST_FIXTURE_TEST_CASE(a_release_hands_the_lock_to_a_waiter_of_its_own_client_only_at_the_head_of_the_queue, lock_env) {
+  run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+    auto other = clients(ctx, redis, 1);
+    auto holder = co_await c.new_owner().fair_lock("handoff").acquire(asio::use_awaitable);
+    // Queued: this client's w0, the other client's w1, this client's w2.
+    std::vector<std::unique_ptr<background_acquire>> pending;
+    for (int i = 0; i < 3; ++i) {
+      auto& cl = i == 1 ? **other[0] : c;
+      pending.push_back(std::make_unique<background_acquire>(ctx, cl.new_owner().fair_lock("handoff")));
+      co_await redisync::test::wait_until([&] { return queued(redis, "handoff") == i + 1; }, 5s);
+    }
+    auto const handoffs_before = c.stats().handoffs;
+    co_await holder.release(asio::use_awaitable);
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      BOOST_TEST_REQUIRE(co_await pending[i]->wait(10s), "waiter " << i << " was not served");
+      for (std::size_t j = i + 1; j < pending.size(); ++j) BOOST_TEST(!pending[j]->result().has_value());
+      co_await pending[i]->result()->release(asio::use_awaitable);
+    }
+    // w0 was the head: handed over in the release. w2 was not when w0 released (w1 was): w1 was
+    // called instead, and then w2.
+    BOOST_TEST(c.stats().handoffs - handoffs_before == 1u);
+    co_await stop_all(other);
+    co_await c.flush_subscriptions(asio::use_awaitable);
+    redisync::test::expect_nothing_left(redis);
+  });
+}
+
 BOOST_FIXTURE_TEST_CASE(a_dead_waiter_at_the_head_or_in_the_middle_is_passed_over_within_two_seconds, lock_env) {
   run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
     auto waiters = clients(ctx, redis, 4);
@@ -77,7 +110,8 @@ BOOST_FIXTURE_TEST_CASE(a_dead_waiter_at_the_head_or_in_the_middle_is_passed_ove
     std::vector<std::unique_ptr<background_acquire>> pending;
     for (std::size_t i = 0; i < waiters.size(); ++i) {
       pending.push_back(std::make_unique<background_acquire>(ctx, (*waiters[i])->new_owner().fair_lock("dead")));
-      co_await redisync::test::wait_until([&] { return queued(redis, "dead") == static_cast<std::int64_t>(i + 1); }, 5s);
+      auto const placed = [&] { return queued(redis, "dead") == static_cast<std::int64_t>(i + 1); };
+      co_await redisync::test::wait_until(placed, 5s);
     }
     // The head and the third die: their clients stop without leaving the queue or beating again,
     // as a killed process would.
@@ -213,9 +247,37 @@ BOOST_FIXTURE_TEST_CASE(a_queue_key_of_another_type_gives_wrong_type_and_changes
   });
 }
 
-BOOST_FIXTURE_TEST_CASE(after_a_restart_that_lost_the_queue_live_waiters_queue_again_and_are_served, lock_env) {
+BOOST_FIXTURE_TEST_CASE(a_waiter_whose_place_was_lost_queues_again_and_keeps_its_new_place, lock_env) {
   run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
     auto waiters = clients(ctx, redis, 2);
+    auto holder = co_await c.new_owner().fair_lock("lost").acquire(asio::use_awaitable);
+    background_acquire a{ctx, (*waiters[0])->new_owner().fair_lock("lost")};
+    co_await redisync::test::wait_until([&] { return queued(redis, "lost") == 1; }, 5s);
+    background_acquire b{ctx, (*waiters[1])->new_owner().fair_lock("lost")};
+    co_await redisync::test::wait_until([&] { return queued(redis, "lost") == 2; }, 5s);
+    // The queue is gone (as after a restart without persistence): the heartbeats find out.
+    redis.command({"DEL", "redisync_fair_queue:{lost}", "redisync_fair_alive:{lost}"});
+    co_await redisync::test::wait_until([&] { return queued(redis, "lost") == 2; }, 5s);
+    // Past the keys' expiry (two liveness periods) both are still queued: their new places are kept
+    // alive.
+    co_await redisync::test::sleep_for(2500ms);
+    BOOST_TEST(queued(redis, "lost") == 2);
+    co_await holder.release(asio::use_awaitable);
+    for (int served = 0; served < 2; ++served) {
+      co_await redisync::test::wait_until([&] { return a.result().has_value() || b.result().has_value(); }, 5s);
+      auto& first = a.result().has_value() ? a : b;
+      co_await first.result()->release(asio::use_awaitable);
+      first.result().reset();
+    }
+    co_await stop_all(waiters);
+    co_await c.flush_subscriptions(asio::use_awaitable);
+    redisync::test::expect_nothing_left(redis);
+  });
+}
+
+BOOST_FIXTURE_TEST_CASE(after_a_restart_that_lost_the_queue_live_waiters_queue_again_and_are_served, lock_env) {
+  run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+    auto waiters = clients(ctx, redis, 2, 300ms);
     auto holder = co_await c.new_owner().fair_lock("restart").acquire(asio::use_awaitable);
     background_acquire a{ctx, (*waiters[0])->new_owner().fair_lock("restart")};
     co_await redisync::test::wait_until([&] { return queued(redis, "restart") == 1; }, 5s);
@@ -229,6 +291,13 @@ BOOST_FIXTURE_TEST_CASE(after_a_restart_that_lost_the_queue_live_waiters_queue_a
       co_await redisync::test::wait_until([&] { return a.result().has_value() || b.result().has_value(); }, 15s);
       BOOST_TEST(!(a.result().has_value() && b.result().has_value()));
       auto& first = a.result().has_value() ? a : b;
+      if (served == 0) {
+        // The other queued again, and its heartbeats keep it queued for many liveness periods.
+        auto const other = a.result().has_value() ? std::string{"b"} : std::string{"a"};
+        co_await redisync::test::wait_until([&] { return queued(redis, "restart") == 1; }, 5s);
+        co_await redisync::test::sleep_for(1500ms);
+        BOOST_TEST(queued(redis, "restart") == 1, "waiter " << other << " was dropped from the queue");
+      }
       co_await first.result()->release(asio::use_awaitable);
       first.result().reset();
     }

@@ -3,11 +3,13 @@
 //   2. nested calls with the same owner re-enter;
 //   3. a holder whose process is killed loses the lock when its lease ends;
 //   4. a holder paused past its lease is fenced off: its late write is rejected, and it learns
-//      of the loss when it resumes.
+//      of the loss when it resumes;
+//   5. a fair lock serves 5 processes in the order they queued, and passes over a killed waiter.
 // Exits 0 only if every check held.
 
 #include "cli/common.hpp"
 #include "process/child.hpp"
+#include "process/monotonic.hpp"
 
 #include <redisync/redisync.hpp>
 
@@ -18,6 +20,7 @@
 #include <boost/json.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -59,6 +62,7 @@ class demo_run {
     co_await reentrancy();
     co_await crashed_holder();
     co_await paused_holder();
+    co_await fair_queue();
     client_.stop();
     fmt::print("\n{:<44} {:<6} {}\n", "check", "result", "detail");
     fmt::print("{:-<44} {:-<6} {:-<40}\n", "", "", "");
@@ -267,6 +271,102 @@ class demo_run {
     std::vector<std::string> keys{fence, value};
     for (int k = 0; k < 3; ++k) keys.push_back(prefix_ + "counter:" + std::to_string(k));
     cleanup.push_range("DEL", keys);
+    co_await cmd(std::move(cleanup));
+  }
+
+  // Polls the server until `done` holds or 10 s have passed.
+  template <class Condition>
+  asio::awaitable<bool> poll(Condition done) {
+    auto const deadline = clock_type::now() + 10s;
+    while (clock_type::now() < deadline) {
+      if (co_await done()) co_return true;
+      co_await sleep(5ms);
+    }
+    co_return false;
+  }
+
+  asio::awaitable<std::int64_t> queued(std::string const& name) {
+    resp::request req;
+    req.push("ZCARD", "redisync_fair_queue:{" + name + "}");
+    co_return (co_await cmd(std::move(req))).integer();
+  }
+
+  // The CLOCK_MONOTONIC time of the first `event` in a stress history, or -1.
+  static std::int64_t first_event(std::filesystem::path const& history, std::string_view event) {
+    std::ifstream in{history};
+    for (std::string line; std::getline(in, line);) {
+      try {
+        auto const e = json::parse(line).as_object();
+        if (e.at("event").as_string() == event) return e.at("t_ns").as_int64();
+      } catch (std::exception const&) {
+      }
+    }
+    return -1;
+  }
+
+  // Starts `count` fair-lock processes on `name`, each once the one before it has its place.
+  asio::awaitable<std::vector<pid_t>> queue_processes(std::string const& name, int count, std::string const& tag,
+                                                      std::vector<std::filesystem::path>& histories) {
+    std::vector<pid_t> pids;
+    auto const dir = std::filesystem::temp_directory_path();
+    for (int i = 0; i < count; ++i) {
+      histories.push_back(dir / fmt::format("redisync-demo-{}-{}{}.history", ::getpid(), tag, i));
+      std::filesystem::remove(histories.back());
+      pids.push_back(spawn_stress({"--lock", name, "--kind", "fair", "--iterations", "1", "--hold-ms", "50",
+                                   "--history", histories.back().string()},
+                                  "/dev/null"));
+      auto const placed = [&]() -> asio::awaitable<bool> { co_return co_await queued(name) == i + 1; };
+      if (!co_await poll(placed)) break;
+    }
+    co_return pids;
+  }
+
+  // 5. Five processes queue on a fair lock in a known order and are served in that order; then a
+  //    queued process is killed and the queue moves on within 2 s.
+  asio::awaitable<void> fair_queue() {
+    auto const name = prefix_ + "fair";
+    say("5. this process holds the fair lock {}; 5 processes queue for it, one after the other", name);
+    auto me = client_.new_owner();
+    std::vector<std::filesystem::path> histories;
+    auto held_now = co_await me.fair_lock(name).acquire(asio::use_awaitable);
+    auto const pids = co_await queue_processes(name, 5, "p", histories);
+    co_await held_now.release(asio::use_awaitable);
+    for (auto pid : pids) ::waitpid(pid, nullptr, 0);
+    std::vector<std::pair<std::int64_t, int>> served;
+    for (int i = 0; i < static_cast<int>(histories.size()); ++i) {
+      served.emplace_back(first_event(histories[i], "acquired"), i);
+    }
+    std::sort(served.begin(), served.end());
+    std::string order;
+    bool in_order = served.size() == 5;
+    for (std::size_t i = 0; i < served.size(); ++i) {
+      order += fmt::format("{}p{}", i ? " " : "", served[i].second);
+      in_order = in_order && served[i].first > 0 && served[i].second == static_cast<int>(i);
+    }
+    record("a fair lock serves in queue order", in_order, fmt::format("queued p0..p4, served {}", order));
+
+    say("   again with 3 processes; the first in line is killed (SIGKILL) while it waits");
+    std::vector<std::filesystem::path> second;
+    held_now = co_await me.fair_lock(name).acquire(asio::use_awaitable);
+    auto const waiting = co_await queue_processes(name, 3, "q", second);
+    if (!waiting.empty()) {
+      ::kill(waiting[0], SIGKILL);
+      ::waitpid(waiting[0], nullptr, 0);
+    }
+    auto const released_ns = process::monotonic_ns();
+    co_await held_now.release(asio::use_awaitable);
+    for (std::size_t i = 1; i < waiting.size(); ++i) ::waitpid(waiting[i], nullptr, 0);
+    auto const next_ns = second.size() == 3 ? first_event(second[1], "acquired") : -1;
+    auto const last_ns = second.size() == 3 ? first_event(second[2], "acquired") : -1;
+    auto const moved_on_ms = (next_ns - released_ns) / 1'000'000;
+    say("   the next process held the lock {} ms after the release", moved_on_ms);
+    bool const moved_on = waiting.size() == 3 && next_ns > 0 && last_ns > next_ns && moved_on_ms <= 2000;
+    record("a fair queue passes over a killed waiter", moved_on,
+           fmt::format("the next waiter held it {} ms after the release", moved_on_ms));
+    for (auto const& h : histories) std::filesystem::remove(h);
+    for (auto const& h : second) std::filesystem::remove(h);
+    resp::request cleanup;
+    cleanup.push("DEL", name + ":counter");
     co_await cmd(std::move(cleanup));
   }
 

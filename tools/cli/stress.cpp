@@ -216,10 +216,13 @@ asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
   co_await all_done.async_wait(asio::as_tuple(asio::use_awaitable));
   auto const elapsed = double(monotonic_ns() - start) / 1e9;
   c.stop();
-  json::object summary{{"lock", o.lock},         {"kind", o.fair ? "fair" : "lock"}, {"workers", o.workers},   {"iterations", o.iterations},
-                       {"acquired", t.acquired}, {"released", t.released}, {"errors", t.errors},
-                       {"lost", t.lost},         {"accepted", t.accepted}, {"rejected", t.rejected}, {"unknown", t.unknown},
-                       {"elapsed_s", elapsed},   {"pid", ::getpid()}};
+  json::object summary{{"lock", o.lock},         {"kind", o.fair ? "fair" : "lock"},
+                       {"workers", o.workers},   {"iterations", o.iterations},
+                       {"acquired", t.acquired}, {"released", t.released},
+                       {"errors", t.errors},     {"lost", t.lost},
+                       {"accepted", t.accepted}, {"rejected", t.rejected},
+                       {"unknown", t.unknown},   {"elapsed_s", elapsed},
+                       {"pid", ::getpid()}};
   std::cout << json::serialize(summary) << std::endl;
   co_return t.errors == 0 ? 0 : 1;
 }

@@ -4,14 +4,18 @@
 --   acquire    keys: lock, token key, queue, alive   arguments: owner, lease in ms, liveness in ms,
 --              '' or the hold count before an attempt whose outcome was lost, '1' for a counter
 --              that never expires
---   release    keys: lock, queue, alive   arguments: owner, lease in ms, the lock's channel, the
---              fair channel, '' or the hold count before a lost attempt
+--   release    keys: lock, queue, alive, token key   arguments: owner, lease in ms, the lock's
+--              channel, the fair channel, '' or the hold count before a lost attempt, '' or a
+--              waiter of the releasing client to hand the lock to, its lease in ms, '1' for a
+--              fencing counter that never expires
 --   leave      keys: lock, queue, alive   arguments: owner, the fair channel
 -- acquire answers like acquire.lua: a fresh hold's token, {token, count}, or {bound} when queued,
 -- where bound is the lock's PTTL for the head of the queue and -1 for a waiter behind it (it is
--- called by name, or by its heartbeat). release answers like release.lua; a full release calls
--- the next live waiter by name on the fair channel, or publishes Redisson's '0' on the lock's
--- channel when nobody is queued. leave takes the owner out of the queue (a waiter that gave up)
+-- called by name, or by its heartbeat). release answers like release.lua; a full release hands
+-- the lock to the proposed waiter if, and only if, it is the live head of the queue ({0, token}:
+-- the releasing client's own next waiter, served without a message or an attempt), else calls
+-- the head by name on the fair channel, or publishes Redisson's '0' on the lock's channel when
+-- nobody is queued. leave takes the owner out of the queue (a waiter that gave up)
 -- and calls the next head if the lock is free; it answers 1.
 -- include: next_token.lua
 -- include: acquire.lua
@@ -45,11 +49,26 @@ if op == 'acquire' then
 end
 
 if op == 'release' then
-  local lock, queue, alive = KEYS[1], KEYS[2], KEYS[3]
+  local lock, queue, alive, token_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
   local owner, lease, lock_channel, fair_channel, retry_arg = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+  local next_owner, next_lease, keep = ARGV[7], ARGV[8], ARGV[9] == '1'
   local head, wrong = live_head(queue, alive, server_ms())
   if wrong then return wrong end
-  local left = release(lock, nil, owner, lease, '', retry_arg, '', '', false)
+  if retry_arg ~= '' and next_owner ~= '' then
+    -- A retry whose lost attempt went through and handed the lock over: the same answer again.
+    local held = redis.pcall('hget', lock, owner)
+    if type(held) == 'table' then return held end
+    if tonumber(held or '0') == tonumber(retry_arg) - 1 and redis.call('hexists', lock, next_owner) == 1 then
+      return {0, redis.call('get', token_key) or '0'}
+    end
+  end
+  -- Only the head of the queue may be handed the lock: the order is the server's.
+  if next_owner ~= head then next_owner = '' end
+  local left = release(lock, token_key, owner, lease, '', retry_arg, next_owner, next_lease, keep)
+  if type(left) == 'table' and not left.err then
+    leave_queue(queue, alive, next_owner)
+    return left
+  end
   if left ~= 0 then return left end
   local refused
   if head then

@@ -27,9 +27,9 @@ void start_release(std::shared_ptr<sync::client_core> core, std::string name, st
 }
 
 void release_detached(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
-                      std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level) {
+                      std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level, bool fair) {
   start_release(std::move(core), std::move(name), std::move(owner), std::move(hold), std::move(level),
-                asio::any_completion_handler<void(error_code)>{[](error_code) {}});
+                asio::any_completion_handler<void(error_code)>{[](error_code) {}}, fair);
 }
 
 lock_release::lock_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
@@ -59,7 +59,9 @@ void lock_release::begin() {
   }
   // The application lets go: no renewal may follow the release unless it holds another level.
   if (hold_ && !hold_->application_holds()) core_->leases().cancel_renewal(*hold_);
-  if (hold_ && hold_->count == 1 && !fair_) choose_handoff_target();
+  // A fair lock hands over too, when the server finds this client's next waiter at the head of
+  // its queue: one client's waiters queue in the order they joined its local queue.
+  if (hold_ && hold_->count == 1) choose_handoff_target();
   send();
 }
 
@@ -121,10 +123,14 @@ script const& lock_release::release_script() const { return fair_ ? scripts::fai
 io::outgoing lock_release::fair_call(std::string const& lease, bool by_digest) const {
   std::string const queue = fair_protocol::queue_key_of(name_);
   std::string const alive = fair_protocol::alive_key_of(name_);
+  std::string const token_key = token_key_of(name_);
   std::string const lock_channel = channel_of(name_);
   std::string const before = retry_of_ ? std::to_string(*retry_of_) : "";
-  std::array<std::string_view, 3> const keys{name_, queue, alive};
-  std::array<std::string_view, 6> const argv{"release", owner_, lease, lock_channel, channel_, before};
+  std::string const next_lease = target_ ? std::to_string(target_->lease().count()) : "";
+  std::array<std::string_view, 4> const keys{name_, queue, alive, token_key};
+  std::array<std::string_view, 9> const argv{"release", owner_,  lease, lock_channel, channel_, before,
+                                             target_ ? target_->owner() : "", next_lease,
+                                             core_->cfg().persistent_fencing_counter ? "1" : ""};
   return script_call(scripts::fair_calls, slot_, keys, argv, by_digest);
 }
 
@@ -179,15 +185,18 @@ void lock_release::succeeded(release_outcome const& outcome) {
       ++core_->queue(channel_).consecutive_handoffs;
       if (target->done()) {
         // The waiter gave up while the lock was on its way: pass it on or free it.
-        release_detached(core_, name_, std::string{target->owner()}, nullptr, nullptr);
+        release_detached(core_, name_, std::string{target->owner()}, nullptr, nullptr, fair_);
       } else {
         new_holder = std::move(target);
       }
     } else if (!target->done()) {
       core_->queue(channel_).push_front(target);
       core_->count_waiter(1);
-      target->woken = true;
-      target->on_wake(true);
+      // A fair lock's waiter that was not the head waits to be called; a lock's tries at once.
+      if (!fair_) {
+        target->woken = true;
+        target->on_wake(true);
+      }
     }
   }
   auto const ec = apply(outcome);

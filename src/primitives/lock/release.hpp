@@ -1,6 +1,6 @@
 #pragma once
 
-// Releasing the reentrant lock, one level at a time, as one state machine for the common case (the
+// Releasing the reentrant lock (and the fair lock, through its queue), one level at a time, as one state machine for the common case (the
 // last level, one script call completed from its reply) and every other: a hand-off to this
 // client's first waiter inside the release script; a retry with the count it started from when the
 // outcome was lost; a plain release when the server refuses the hand-off; and, when the server
@@ -26,7 +26,8 @@ void start_release(std::shared_ptr<sync::client_core> core, std::string name, st
 
 // The same, with nobody waiting for the outcome (a guard destroyed while holding).
 void release_detached(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
-                      std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level);
+                      std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
+                      bool fair = false);
 
 class lock_release : public std::enable_shared_from_this<lock_release> {
  public:
