@@ -164,11 +164,34 @@ BOOST_FIXTURE_TEST_CASE(a_waiter_that_times_out_or_is_cancelled_leaves_the_queue
     cancel.emit(asio::cancellation_type::terminal);
     co_await redisync::test::wait_until([&] { return middle_error.has_value() && !in_queue(redis, "leave", middle.id()); }, 2s);
     BOOST_TEST((*middle_error == asio::error::operation_aborted));
+    // In the middle: a bounded wait that runs out between a and b.
+    auto timed = c.new_owner();
+    std::optional<bool> timed_held;
+    timed.fair_lock("leave").try_acquire(300ms, [&](error_code, std::optional<held> h) { timed_held = h.has_value(); });
+    co_await redisync::test::wait_until([&] { return timed_held.has_value(); }, 5s);
+    BOOST_TEST(!*timed_held);
+    co_await redisync::test::wait_until([&] { return !in_queue(redis, "leave", timed.id()); }, 2s);
+    BOOST_TEST(queued(redis, "leave") == 2);
     co_await holder.release(asio::use_awaitable);
     BOOST_TEST_REQUIRE(co_await a.wait(5s));
     co_await a.result()->release(asio::use_awaitable);
     BOOST_TEST_REQUIRE(co_await b.wait(5s));
     co_await b.result()->release(asio::use_awaitable);
+    // At the head, while the lock is held: a cancelled head leaves, and the next is served when
+    // the lock is free.
+    holder = co_await c.new_owner().fair_lock("leave").acquire(asio::use_awaitable);
+    auto head = c.new_owner();
+    asio::cancellation_signal cancel_head;
+    std::optional<error_code> head_error;
+    head.fair_lock("leave").acquire(asio::bind_cancellation_slot(cancel_head.slot(), [&](error_code e, held) { head_error = e; }));
+    co_await redisync::test::wait_until([&] { return queued(redis, "leave") == 1; }, 5s);
+    background_acquire next{ctx, c.new_owner().fair_lock("leave")};
+    co_await redisync::test::wait_until([&] { return queued(redis, "leave") == 2; }, 5s);
+    cancel_head.emit(asio::cancellation_type::terminal);
+    co_await redisync::test::wait_until([&] { return head_error.has_value() && !in_queue(redis, "leave", head.id()); }, 2s);
+    co_await holder.release(asio::use_awaitable);
+    BOOST_TEST_REQUIRE(co_await next.wait(5s));
+    co_await next.result()->release(asio::use_awaitable);
     co_await c.flush_subscriptions(asio::use_awaitable);
     redisync::test::expect_nothing_left(redis);
   });
@@ -201,6 +224,27 @@ BOOST_FIXTURE_TEST_CASE(the_holder_reenters_past_the_queue_and_try_acquire_zero_
     co_await c.flush_subscriptions(asio::use_awaitable);
     redisync::test::expect_nothing_left(redis);
   }, [](redisync::config& cfg) { cfg.fair_waiter_liveness = 500ms; });
+}
+
+BOOST_FIXTURE_TEST_CASE(with_lock_runs_a_body_under_a_fair_lock_and_releases_it_through_the_queue, lock_env) {
+  run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+    auto others = clients(ctx, redis, 1);
+    auto me = c.new_owner();
+    std::optional<background_acquire> waiter;
+    int const answer = co_await redisync::with_lock(me.fair_lock("body"), [&](held& h) -> asio::awaitable<int> {
+      BOOST_TEST(h.is_held());
+      waiter.emplace(ctx, (*others[0])->new_owner().fair_lock("body"));
+      co_await redisync::test::wait_until([&] { return queued(redis, "body") == 1; }, 5s);
+      co_return 42;
+    });
+    BOOST_TEST(answer == 42);
+    // The fair release called the queued waiter.
+    BOOST_TEST_REQUIRE(co_await waiter->wait(5s));
+    co_await waiter->result()->release(asio::use_awaitable);
+    co_await stop_all(others);
+    co_await c.flush_subscriptions(asio::use_awaitable);
+    redisync::test::expect_nothing_left(redis);
+  });
 }
 
 BOOST_FIXTURE_TEST_CASE(fair_and_plain_lock_users_of_one_name_exclude_each_other, lock_env) {
