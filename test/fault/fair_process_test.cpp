@@ -104,6 +104,13 @@ BOOST_AUTO_TEST_CASE(eight_processes_are_served_in_the_order_they_queued_for_twe
   std::sort(first_holds.begin(), first_holds.end());
   for (int i = 0; i < 8; ++i) BOOST_TEST(first_holds[i].second == i);
   for (auto& p : group) BOOST_TEST(p->summary().at("errors").as_int64() == 0);
+  // Fencing: every grant's token is above the one before it.
+  std::vector<std::pair<std::int64_t, std::uint64_t>> grants;
+  for (auto const& p : group) {
+    for (auto const& e : p->events("acquired")) grants.emplace_back(t_ns(e), e.at("token").to_number<std::uint64_t>());
+  }
+  std::sort(grants.begin(), grants.end());
+  for (std::size_t i = 1; i < grants.size(); ++i) BOOST_TEST(grants[i].second > grants[i - 1].second);
   BOOST_TEST(redis.command({"GET", "fifo:counter"}).text() == "161");
   expect_nothing_left(redis, {"fifo:counter"});
 }
