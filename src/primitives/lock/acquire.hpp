@@ -79,7 +79,6 @@ class lock_acquire : public sync::acquire_op {
   std::shared_ptr<sync::client_core> const& core() const noexcept { return core_; }
 
  private:
-
   std::shared_ptr<sync::client_core> core_;
   std::chrono::milliseconds lease_;  // the watchdog's when none was given
   bool watchdog_;

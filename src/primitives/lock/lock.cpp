@@ -18,7 +18,8 @@ asio::any_io_executor lock::get_executor() const { return core_->strand(); }
 namespace {
 
 template <class Signature>
-void start(std::shared_ptr<detail::sync::client_core> const& core, proto::acquire_args a, bool fair, asio::any_completion_handler<Signature> h) {
+void start(std::shared_ptr<detail::sync::client_core> const& core, proto::acquire_args a, bool fair,
+           asio::any_completion_handler<Signature> h) {
   if (fair) return detail::fair_protocol::start_acquire(core, std::move(a), std::move(h));
   proto::start_acquire(core, std::move(a), std::move(h));
 }

@@ -1,11 +1,12 @@
 #pragma once
 
-// Releasing the reentrant lock (and the fair lock, through its queue), one level at a time, as one state machine for the common case (the
-// last level, one script call completed from its reply) and every other: a hand-off to this
-// client's first waiter inside the release script; a retry with the count it started from when the
-// outcome was lost; a plain release when the server refuses the hand-off; and, when the server
-// refuses the release itself, a retry in the background (50 ms doubling to 1 s) until it goes
-// through or the hold ends, with the hold's renewal stopped meanwhile.
+// Releasing the reentrant lock (and the fair lock, through its queue), one level at a time, as one
+// state machine for the common case (the last level, one script call completed from its reply) and
+// every other: a hand-off to this client's first waiter inside the release script (for a fair
+// lock, only if the server finds it at the head of the queue); a retry with the count it started
+// from when the outcome was lost; a plain release when the server refuses the hand-off; and, when
+// the server refuses the release itself, a retry in the background (50 ms doubling to 1 s) until it
+// goes through or the hold ends, with the hold's renewal stopped meanwhile.
 
 #include "primitives/lock/protocol.hpp"
 
