@@ -172,16 +172,26 @@ class demo_run {
     return process::spawn_child("/proc/self/exe", args, {.stdout_file = out});
   }
 
-  asio::awaitable<bool> wait_until_locked(std::string const& name) {
+  // Polls the server until `done` holds or 10 s have passed.
+  template <class Condition>
+  asio::awaitable<bool> poll(Condition done) {
     auto const deadline = clock_type::now() + 10s;
     while (clock_type::now() < deadline) {
-      resp::request req;
-      req.push("EXISTS", name);
-      if ((co_await cmd(std::move(req))).integer() == 1) co_return true;
+      if (co_await done()) co_return true;
       co_await sleep(5ms);
     }
     co_return false;
   }
+
+  asio::awaitable<bool> wait_until_locked(std::string const& name) {
+    auto const locked = [&]() -> asio::awaitable<bool> {
+      resp::request req;
+      req.push("EXISTS", name);
+      co_return (co_await cmd(std::move(req))).integer() == 1;
+    };
+    co_return co_await poll(locked);
+  }
+
 
   // 3. The holder's process dies; its lease runs out and another owner gets the lock.
   asio::awaitable<void> crashed_holder() {
@@ -274,16 +284,6 @@ class demo_run {
     co_await cmd(std::move(cleanup));
   }
 
-  // Polls the server until `done` holds or 10 s have passed.
-  template <class Condition>
-  asio::awaitable<bool> poll(Condition done) {
-    auto const deadline = clock_type::now() + 10s;
-    while (clock_type::now() < deadline) {
-      if (co_await done()) co_return true;
-      co_await sleep(5ms);
-    }
-    co_return false;
-  }
 
   asio::awaitable<std::int64_t> queued(std::string const& name) {
     resp::request req;

@@ -62,10 +62,7 @@ void fair_acquire::undo_late_grant(error_code, io::response const&, std::functio
 void fair_acquire::undo(std::function<void()> then) {
   auto const& name = args().name;
   // The expected count makes it safe to repeat: it releases only the level the attempt added.
-  script_args release{{name, queue_key_of(name), alive_key_of(name), lock_protocol::token_key_of(name)},
-                      {"release", args().owner, std::to_string(core()->cfg().watchdog_lease.count()),
-                       lock_protocol::channel_of(name), channel_of(name), std::to_string(count_before() + 1), "", "",
-                       ""}};
+  auto release = release_args(name, args().owner, core()->cfg().watchdog_lease, count_before() + 1, {}, {}, false);
   auto undo_all = [](std::shared_ptr<sync::client_core> core, script_args release, std::string name,
                      std::string owner, std::chrono::milliseconds lease) -> asio::awaitable<void> {
     co_await leave_queue(core, name, owner);

@@ -37,6 +37,15 @@ std::string alive_key_of(std::string_view name) { return lock_protocol::prefixed
 
 std::string channel_of(std::string_view name) { return lock_protocol::prefixed("redisync_fair__channel:", name); }
 
+script_args release_args(std::string const& name, std::string const& owner, std::chrono::milliseconds lease,
+                         std::optional<std::int64_t> retry_of, std::string_view next_owner,
+                         std::optional<std::chrono::milliseconds> next_lease, bool keep) {
+  return {{name, queue_key_of(name), alive_key_of(name), lock_protocol::token_key_of(name)},
+          {"release", owner, std::to_string(lease.count()), lock_protocol::channel_of(name), channel_of(name),
+           retry_of ? std::to_string(*retry_of) : "", std::string{next_owner},
+           next_lease ? std::to_string(next_lease->count()) : "", keep ? "1" : ""}};
+}
+
 sync::renewal_kind const& heartbeat() { return heartbeat_of_waiters; }
 
 void on_message(sync::waiter_queue& queue, std::string_view message) { queue.wake_named(message); }

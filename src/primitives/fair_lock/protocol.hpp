@@ -10,6 +10,8 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,6 +20,13 @@ namespace redisync::detail::fair_protocol {
 std::string queue_key_of(std::string_view name);
 std::string alive_key_of(std::string_view name);
 std::string channel_of(std::string_view name);
+
+// The arguments of fair_calls.lua's `release` of one level of `owner`'s hold: `retry_of` is the
+// hold count before an attempt whose outcome was lost (or empty), `next_owner` a waiter of this
+// client to hand the lock to if the server finds it at the head of the queue (or empty).
+script_args release_args(std::string const& name, std::string const& owner, std::chrono::milliseconds lease,
+                         std::optional<std::int64_t> retry_of, std::string_view next_owner,
+                         std::optional<std::chrono::milliseconds> next_lease, bool keep);
 
 // The watchdog's heartbeats of queued waiters (fair_heartbeat.lua).
 sync::renewal_kind const& heartbeat();

@@ -92,17 +92,17 @@ void lock_release::give_back_target() {
 
 void lock_release::send() {
   std::string const lease = std::to_string((hold_ ? hold_->lease : core_->cfg().watchdog_lease).count());
-  std::string const token_key = token_key_of(name_);
   bool const by_digest = loads_ < loads_per_call;
   io::outgoing out;
   if (fair_) {
-    out = fair_call(lease, by_digest);
+    out = fair_call(by_digest);
   } else if (!retry_of_ && !target_) {
     std::array<std::string_view, 1> const keys{name_};
     std::array<std::string_view, 4> const argv{"release", owner_, lease, channel_};
     out = script_call(scripts::lock_calls, slot_, keys, argv, by_digest);
   } else {
     auto const& target = target_;
+    std::string const token_key = token_key_of(name_);
     std::string const before = retry_of_ ? std::to_string(*retry_of_) : "";
     std::string const next_lease = target ? std::to_string(target->lease().count()) : "";
     std::array<std::string_view, 2> const keys{name_, token_key};
@@ -120,18 +120,12 @@ void lock_release::send() {
 
 script const& lock_release::release_script() const { return fair_ ? scripts::fair_calls : scripts::lock_calls; }
 
-io::outgoing lock_release::fair_call(std::string const& lease, bool by_digest) const {
-  std::string const queue = fair_protocol::queue_key_of(name_);
-  std::string const alive = fair_protocol::alive_key_of(name_);
-  std::string const token_key = token_key_of(name_);
-  std::string const lock_channel = channel_of(name_);
-  std::string const before = retry_of_ ? std::to_string(*retry_of_) : "";
-  std::string const next_lease = target_ ? std::to_string(target_->lease().count()) : "";
-  std::array<std::string_view, 4> const keys{name_, queue, alive, token_key};
-  std::array<std::string_view, 9> const argv{"release", owner_,  lease, lock_channel, channel_, before,
-                                             target_ ? target_->owner() : "", next_lease,
-                                             core_->cfg().persistent_fencing_counter ? "1" : ""};
-  return script_call(scripts::fair_calls, slot_, keys, argv, by_digest);
+io::outgoing lock_release::fair_call(bool by_digest) const {
+  auto const args = fair_protocol::release_args(
+      name_, owner_, hold_ ? hold_->lease : core_->cfg().watchdog_lease, retry_of_,
+      target_ ? target_->owner() : std::string_view{},
+      target_ ? std::optional{target_->lease()} : std::nullopt, core_->cfg().persistent_fencing_counter);
+  return script_call(scripts::fair_calls, slot_, args, by_digest);
 }
 
 void lock_release::on_reply(error_code ec, io::response replies) {

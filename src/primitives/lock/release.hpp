@@ -45,7 +45,7 @@ class lock_release : public std::enable_shared_from_this<lock_release> {
   void send();
   script const& release_script() const;
   // A fair lock's release: the next waiter of the server's queue is called; no local hand-off.
-  io::outgoing fair_call(std::string const& lease, bool by_digest) const;
+  io::outgoing fair_call(bool by_digest) const;
   void on_reply(io::error_code ec, io::response replies);
   void succeeded(release_outcome const& outcome);
   void failed(io::error_code ec);
