@@ -7,6 +7,7 @@
 #include "sync/validate.hpp"
 
 #include "primitives/lock/release.hpp"
+#include "primitives/rw_lock/protocol.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -36,7 +37,9 @@ std::string const& client::id() const noexcept { return core_->id(); }
 
 owner client::new_owner() { return owner{core_, core_->id() + ":" + std::to_string(core_->next_owner_number())}; }
 
-bool owner::holds(std::string_view name) const { return core_->holds(id_, name); }
+bool owner::holds(std::string_view name) const {
+  return core_->holds(id_, name) || core_->holds(detail::rw_protocol::field_of(lock_kind::write, id_), name);
+}
 
 owner client::make_owner(std::string id) {
   if (auto ec = detail::sync::validate_owner(id)) throw boost::system::system_error{ec, "redisync: invalid owner id"};

@@ -41,6 +41,8 @@ class category_impl final : public boost::system::error_category {
       case error::token_exhausted:
         return "the lock's fencing-token counter is at its largest value (2^63 - 1)";
       case error::shutting_down: return "the client is shutting down";
+      case error::upgrade_refused:
+        return "this owner holds a read of the read-write lock: a read cannot become a write (release it first)";
     }
     return "unknown redisync error";
   }
@@ -54,7 +56,7 @@ boost::system::error_category const& error_category() noexcept {
 }
 
 error error_from_server_text(std::string_view text) noexcept {
-  static constexpr std::array<std::pair<std::string_view, error>, 15> prefixes{{
+  static constexpr std::array<std::pair<std::string_view, error>, 16> prefixes{{
       {"WRONGTYPE", error::wrong_type},
       {"NOSCRIPT", error::no_script},
       {"READONLY", error::read_only},
@@ -70,6 +72,7 @@ error error_from_server_text(std::string_view text) noexcept {
       {"WRONGPASS", error::auth_failed},
       {"NOPERM", error::no_permission},
       {"TOKENLIMIT", error::token_exhausted},
+      {"UPGRADE", error::upgrade_refused},
   }};
   std::string_view const word = text.substr(0, text.find(' '));
   for (auto const& [prefix, code] : prefixes) {

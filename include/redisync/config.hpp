@@ -46,7 +46,12 @@ struct config {
   std::uint32_t max_local_handoffs = 64;  // consecutive in-process hand-offs before a real release
   // A fair lock's waiter keeps its place in the queue with a heartbeat every third of this; a
   // waiter not heard of for this long (judged by Redis server time) is dropped from the queue.
+  // The same liveness marks a read-write lock's waiting writer (renewed by its tries).
   std::chrono::milliseconds fair_waiter_liveness{1000};
+  // A read-write lock's waiting writer keeps new readers of redisync clients out until it has had
+  // its turn, so that overlapping readers cannot starve it (Redisson's readers do not look).
+  // false: readers share whenever no writer holds, as in Redisson.
+  bool prefer_writers = true;
   // A lock's fencing counter (`redisson_lock_token:{name}`) expires after the lease of the hold it
   // numbers, never before server time has passed its value, so no key outlives its lock for long.
   // true: it never expires (a counter shared with a peer that needs it, say).

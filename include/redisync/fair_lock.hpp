@@ -16,7 +16,7 @@ class fair_lock : public lock {
  private:
   friend class owner;
   fair_lock(core_ptr core, std::string owner_id, std::string name)
-      : lock{std::move(core), std::move(owner_id), std::move(name), true} {}
+      : lock{std::move(core), std::move(owner_id), std::move(name), lock_kind::fair} {}
 };
 
 }  // namespace redisync

@@ -6,6 +6,7 @@
 // outlive the handle it was made from.
 
 #include <redisync/held.hpp>
+#include <redisync/lock_kind.hpp>
 
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
@@ -58,8 +59,8 @@ class lock {
   template <class Token = boost::asio::deferred_t>
   auto release(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        [core = core_, owner = owner_, name = name_, fair = fair_](auto h) {
-          start_release(core, owner, name, fair,
+        [core = core_, owner = owner_, name = name_, kind = kind_](auto h) {
+          start_release(core, owner, name, kind,
                         boost::asio::any_completion_handler<void(boost::system::error_code)>{std::move(h)});
         },
         token);
@@ -69,8 +70,8 @@ class lock {
   template <class Token = boost::asio::deferred_t>
   auto force_release(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, bool)>(
-        [core = core_, name = name_](auto h) {
-          start_force_release(core, name,
+        [core = core_, name = name_, kind = kind_](auto h) {
+          start_force_release(core, name, kind,
                               boost::asio::any_completion_handler<void(boost::system::error_code, bool)>{std::move(h)});
         },
         token);
@@ -91,8 +92,8 @@ class lock {
   template <class Token = boost::asio::deferred_t>
   auto hold_count(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-        [core = core_, owner = owner_, name = name_](auto h) {
-          start_hold_count(core, owner, name,
+        [core = core_, owner = owner_, name = name_, kind = kind_](auto h) {
+          start_hold_count(core, owner, name, kind,
                            boost::asio::any_completion_handler<void(boost::system::error_code, std::int64_t)>{
                                std::move(h)});
         },
@@ -110,41 +111,42 @@ class lock {
         token);
   }
 
-  // Whether this is a fair lock's handle (fair_lock.hpp).
-  bool fair() const noexcept { return fair_; }
+  // What this handle locks: a reentrant lock, a fair lock (fair_lock.hpp), or a side of a
+  // read-write lock (read_write_lock.hpp).
+  lock_kind kind() const noexcept { return kind_; }
+  bool fair() const noexcept { return kind_ == lock_kind::fair; }
 
  protected:
   using core_ptr = std::shared_ptr<detail::sync::client_core>;
-  lock(core_ptr core, std::string owner_id, std::string name, bool fair)
-      : core_{std::move(core)}, owner_{std::move(owner_id)}, name_{std::move(name)}, fair_{fair} {}
+  lock(core_ptr core, std::string owner_id, std::string name, lock_kind kind)
+      : core_{std::move(core)}, owner_{std::move(owner_id)}, name_{std::move(name)}, kind_{kind} {}
 
  private:
   friend class owner;
+  friend class read_write_lock;
   using duration = std::optional<std::chrono::milliseconds>;
-  lock(core_ptr core, std::string owner_id, std::string name)
-      : lock{std::move(core), std::move(owner_id), std::move(name), false} {}
 
   template <class Signature, class Token>
   auto initiate(duration lease, duration wait, Token&& token) const {
     return boost::asio::async_initiate<Token, Signature>(
-        [core = core_, owner = owner_, name = name_, lease, wait, fair = fair_](auto h) mutable {
-          start_acquire(core, std::move(owner), std::move(name), lease, wait, fair,
+        [core = core_, owner = owner_, name = name_, lease, wait, kind = kind_](auto h) mutable {
+          start_acquire(core, std::move(owner), std::move(name), lease, wait, kind,
                         boost::asio::any_completion_handler<Signature>{std::move(h)});
         },
         token);
   }
 
   static void start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
-                            bool fair, boost::asio::any_completion_handler<acquire_signature> h);
+                            lock_kind kind, boost::asio::any_completion_handler<acquire_signature> h);
   static void start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
-                            bool fair, boost::asio::any_completion_handler<try_acquire_signature> h);
-  static void start_release(core_ptr const& core, std::string const& owner, std::string const& name, bool fair,
+                            lock_kind kind, boost::asio::any_completion_handler<try_acquire_signature> h);
+  static void start_release(core_ptr const& core, std::string const& owner, std::string const& name, lock_kind kind,
                             boost::asio::any_completion_handler<void(boost::system::error_code)> h);
-  static void start_force_release(core_ptr const& core, std::string const& name,
+  static void start_force_release(core_ptr const& core, std::string const& name, lock_kind kind,
                                   boost::asio::any_completion_handler<void(boost::system::error_code, bool)> h);
   static void start_is_locked(core_ptr const& core, std::string const& name,
                               boost::asio::any_completion_handler<void(boost::system::error_code, bool)> h);
-  static void start_hold_count(core_ptr const& core, std::string const& owner, std::string const& name,
+  static void start_hold_count(core_ptr const& core, std::string const& owner, std::string const& name, lock_kind kind,
                                boost::asio::any_completion_handler<void(boost::system::error_code, std::int64_t)> h);
   static void start_remaining_lease(
       core_ptr const& core, std::string const& name,
@@ -153,7 +155,7 @@ class lock {
   core_ptr core_;
   std::string owner_;
   std::string name_;
-  bool fair_ = false;
+  lock_kind kind_ = lock_kind::reentrant;
 };
 
 }  // namespace redisync

@@ -6,6 +6,7 @@
 
 #include <redisync/fair_lock.hpp>
 #include <redisync/lock.hpp>
+#include <redisync/read_write_lock.hpp>
 
 #include <memory>
 #include <string>
@@ -20,14 +21,22 @@ class owner {
   std::string const& id() const noexcept { return id_; }
 
   // A handle on the reentrant lock `name` held by this owner.
-  redisync::lock lock(std::string name) const { return redisync::lock{core_, id_, std::move(name)}; }
+  redisync::lock lock(std::string name) const {
+    return redisync::lock{core_, id_, std::move(name), lock_kind::reentrant};
+  }
   // A handle on the fair lock `name`: waiters are served in the order they first asked.
   redisync::fair_lock fair_lock(std::string name) const { return redisync::fair_lock{core_, id_, std::move(name)}; }
 
-  // Whether this owner holds `name` as far as its client knows, at once and without I/O (Redisson's
-  // isHeldByCurrentThread): a level was granted, not released, and the hold is not lost. A lock
-  // deleted on the server is seen at the next renewal, at once if this client deleted it
-  // (force_release) or heard the unlock message while it has waiters on the lock.
+  // A handle on the read-write lock `name`: its read() side is shared, its write() side exclusive.
+  redisync::read_write_lock read_write_lock(std::string name) const {
+    return redisync::read_write_lock{core_, id_, std::move(name)};
+  }
+
+  // Whether this owner holds `name` (a lock, or either side of a read-write lock) as far as its
+  // client knows, at once and without I/O (Redisson's isHeldByCurrentThread): a level was granted,
+  // not released, and the hold is not lost. A lock deleted on the server is seen at the next
+  // renewal, at once if this client deleted it (force_release) or heard the unlock message while
+  // it has waiters on the lock. read_write_lock::reads and ::writes tell the sides apart.
   bool holds(std::string_view name) const;
 
   friend bool operator==(owner const& a, owner const& b) noexcept { return a.id_ == b.id_; }

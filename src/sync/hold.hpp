@@ -6,6 +6,7 @@
 // everything else only on the client's strand.
 
 #include <redisync/held.hpp>
+#include <redisync/lock_kind.hpp>
 
 #include "routing/router.hpp"
 #include "sync/timing_wheel.hpp"
@@ -65,7 +66,7 @@ struct hold_state {
   std::chrono::milliseconds lease{};
   bool watchdog = false;
   bool granted = false;  // false while the first acquire is in flight (watchdog already armed)
-  bool fair = false;     // a fair lock's hold: its release calls the next waiter of the queue
+  lock_kind lock = lock_kind::reentrant;  // says how its release goes
   // Set for a fair lock waiter's place in its queue, which the watchdog keeps alive like a hold
   // but which is no hold: told each heartbeat's flag (fair_heartbeat.lua), never lost or checked.
   std::function<void(std::int64_t)> on_beat;

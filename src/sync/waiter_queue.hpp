@@ -1,8 +1,9 @@
 #pragma once
 
 // The waiters of one channel inside one client, in arrival order. A message wakes whom the
-// primitive's policy says: the first (a lock's unlock), all (a write unlock, a latch at zero), the
-// first n (n semaphore permits), or one named waiter (the fair lock's next in line). Only the head
+// primitive's policy says: the first (a lock's unlock), all (a latch at zero), the first n (n
+// semaphore permits), one named waiter (the fair lock's next in line), or the first of a kind and
+// else all (a read-write lock's first writer, else its readers). Only the head
 // tries the lock on its own, so a task that just released cannot jump ahead of tasks that have
 // been waiting. Sans-io: waking means calling the waiter's on_wake(). The queue does not own its
 // waiters (their pending waits do), so an io_context destroyed with waits pending frees them.
@@ -78,6 +79,15 @@ class waiter_queue {
   }
   void wake_n(std::size_t n) {
     for (auto it = waiters_.begin(); it != waiters_.end() && n > 0; --n) wake(*it++, true);
+  }
+  // The first waiter that `first` picks (a read-write lock's writer), or all if it picks none.
+  template <class Pick>
+  void wake_first_or_all(Pick first) {
+    for (auto const& n : waiters_) {
+      auto const w = n.weak.lock();
+      if (w && first(*w)) return wake(n, true);
+    }
+    wake_all();
   }
   void wake_named(std::string_view owner) {
     for (auto const& n : waiters_) {

@@ -15,6 +15,7 @@ class fair_acquire final : public lock_protocol::lock_acquire {
 
  private:
   bool queues_on_server() const override { return true; }
+  lock_kind kind() const override { return lock_kind::fair; }
   script const& attempt_script() const override;
   sync::message_policy policy() const override;
   io::outgoing attempt(bool retry, bool by_digest) override;

@@ -20,6 +20,7 @@
 -- include: next_token.lua
 -- include: acquire.lua
 -- include: release.lua
+-- include: server_ms.lua
 -- include: fair_queue.lua
 
 local op = ARGV[1]

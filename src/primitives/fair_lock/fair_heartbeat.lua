@@ -4,6 +4,7 @@
 -- Returns one flag per waiter: 1 queued, 2 queued at the head while the lock is free (its call
 -- may have been lost: it should try), 0 not queued any more (its place was lost, with a restart
 -- of the server, say: it should try again, which queues it anew).
+-- include: server_ms.lua
 -- include: fair_queue.lua
 
 local liveness = tonumber(ARGV[1])

@@ -109,10 +109,10 @@ sync::hold_state& lock_acquire::new_hold() {
   hold_->key = key();
   hold_->channel = args().channel;
   hold_->slot = args().slot;
-  hold_->kind = &renewal();
+  hold_->kind = &hold_renewal();
   hold_->lease = lease_;
   hold_->watchdog = watchdog_;
-  hold_->fair = queues_on_server();
+  hold_->lock = kind();
   return *hold_;
 }
 

@@ -47,7 +47,8 @@ boost::asio::awaitable<void> undo_with(std::shared_ptr<sync::client_core> core, 
 // A guard for a new level of `hold`.
 held guard_for(std::shared_ptr<sync::client_core> const& core, std::shared_ptr<sync::hold_state> const& hold);
 
-// The fair lock's acquire (primitives/fair_lock) is this one with a queue on the server.
+// The fair lock's acquire (primitives/fair_lock) is this one with a queue on the server; the
+// read-write lock's (primitives/rw_lock), with its two sides.
 class lock_acquire : public sync::acquire_op {
  public:
   using handler_type = std::variant<pending_handler<acquire_signature>, pending_handler<try_acquire_signature>>;
@@ -72,6 +73,10 @@ class lock_acquire : public sync::acquire_op {
   void undo(std::function<void()> then) override;
   void complete(io::error_code ec, bool held) override;
 
+  // What the hold of a grant is, and how the watchdog renews it.
+  virtual lock_kind kind() const { return lock_kind::reentrant; }
+  virtual sync::renewal_kind const& hold_renewal() const { return renewal(); }
+
   void grant(std::uint64_t token, std::int64_t count, sync::clock_type::time_point sent);
   // The hold record of an owner that held nothing yet, made when the lock is granted.
   sync::hold_state& new_hold();
@@ -92,9 +97,10 @@ class lock_acquire : public sync::acquire_op {
 
 // Makes an `Op` (an acquire of the lock or of a kind of it) on the client's strand and starts it;
 // `h` completes on its own executor.
-template <class Op, class Signature>
+// `extra` goes first to Op's constructor.
+template <class Op, class Signature, class... Extra>
 void launch_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
-                    boost::asio::any_completion_handler<Signature> h) {
+                    boost::asio::any_completion_handler<Signature> h, Extra... extra) {
   pending_handler<Signature> handler{std::move(h), core->completion_executor()};
   auto strand = core->strand();
   // The caller's cancellation slot is assigned here, on the caller's thread, where it is emitted;
@@ -103,9 +109,9 @@ void launch_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
   bool const cancellable = sync::forward_cancellation(handler, strand, [op_cell](boost::asio::cancellation_type t) {
     if (auto op = op_cell->lock()) op->cancel(t);
   });
-  auto begin = [core = std::move(core), a = std::move(a), handler = std::move(handler), op_cell,
-                cancellable]() mutable {
-    auto op = std::make_shared<Op>(core, std::move(a), std::move(handler));
+  auto begin = [core = std::move(core), a = std::move(a), handler = std::move(handler), op_cell, cancellable,
+                extra...]() mutable {
+    auto op = std::make_shared<Op>(extra..., core, std::move(a), std::move(handler));
     *op_cell = op;
     if (cancellable) op->enable_attempt_cancellation();
     op->start();

@@ -4,6 +4,8 @@
 #include "primitives/lock/acquire.hpp"
 #include "primitives/lock/queries.hpp"
 #include "primitives/lock/release.hpp"
+#include "primitives/rw_lock/acquire.hpp"
+#include "primitives/rw_lock/protocol.hpp"
 #include "sync/client_core.hpp"
 #include "sync/launch.hpp"
 
@@ -17,34 +19,45 @@ asio::any_io_executor lock::get_executor() const { return core_->strand(); }
 
 namespace {
 
+// The hash field of a side of a read-write lock; any other lock's owner is its field.
+std::string field_of(lock_kind kind, std::string const& owner) { return detail::rw_protocol::field_of(kind, owner); }
+
+bool is_read_write(lock_kind kind) { return kind == lock_kind::read || kind == lock_kind::write; }
+
 template <class Signature>
-void start(std::shared_ptr<detail::sync::client_core> const& core, proto::acquire_args a, bool fair,
+void start(std::shared_ptr<detail::sync::client_core> const& core, proto::acquire_args a, lock_kind kind,
            asio::any_completion_handler<Signature> h) {
-  if (fair) return detail::fair_protocol::start_acquire(core, std::move(a), std::move(h));
-  proto::start_acquire(core, std::move(a), std::move(h));
+  switch (kind) {
+    case lock_kind::reentrant: return proto::start_acquire(core, std::move(a), std::move(h));
+    case lock_kind::fair: return detail::fair_protocol::start_acquire(core, std::move(a), std::move(h));
+    case lock_kind::read:
+    case lock_kind::write:
+      a.owner = field_of(kind, a.owner);
+      return detail::rw_protocol::start_acquire(kind, core, std::move(a), std::move(h));
+  }
 }
 
 }  // namespace
 
 void lock::start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
-                         bool fair, asio::any_completion_handler<acquire_signature> h) {
-  start(core, {std::move(name), std::move(owner), lease, wait}, fair, std::move(h));
+                         lock_kind kind, asio::any_completion_handler<acquire_signature> h) {
+  start(core, {std::move(name), std::move(owner), lease, wait}, kind, std::move(h));
 }
 
 void lock::start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
-                         bool fair, asio::any_completion_handler<try_acquire_signature> h) {
-  start(core, {std::move(name), std::move(owner), lease, wait}, fair, std::move(h));
+                         lock_kind kind, asio::any_completion_handler<try_acquire_signature> h) {
+  start(core, {std::move(name), std::move(owner), lease, wait}, kind, std::move(h));
 }
 
-void lock::start_release(core_ptr const& core, std::string const& owner, std::string const& name, bool fair,
+void lock::start_release(core_ptr const& core, std::string const& owner, std::string const& name, lock_kind kind,
                          asio::any_completion_handler<void(error_code)> h) {
-  proto::start_release(core, name, owner, nullptr, nullptr, std::move(h), fair);
+  proto::start_release(core, name, field_of(kind, owner), nullptr, nullptr, std::move(h), kind);
 }
 
-void lock::start_force_release(core_ptr const& core, std::string const& name,
+void lock::start_force_release(core_ptr const& core, std::string const& name, lock_kind kind,
                                asio::any_completion_handler<void(error_code, bool)> h) {
-  detail::sync::launch(core->strand(), core->completion_executor(), proto::force_release(core, name), std::move(h),
-                       false);
+  detail::sync::launch(core->strand(), core->completion_executor(),
+                       proto::force_release(core, name, is_read_write(kind)), std::move(h), false);
 }
 
 void lock::start_is_locked(core_ptr const& core, std::string const& name,
@@ -52,9 +65,9 @@ void lock::start_is_locked(core_ptr const& core, std::string const& name,
   detail::sync::launch(core->strand(), core->completion_executor(), proto::is_locked(core, name), std::move(h), true);
 }
 
-void lock::start_hold_count(core_ptr const& core, std::string const& owner, std::string const& name,
+void lock::start_hold_count(core_ptr const& core, std::string const& owner, std::string const& name, lock_kind kind,
                             asio::any_completion_handler<void(error_code, std::int64_t)> h) {
-  detail::sync::launch(core->strand(), core->completion_executor(), proto::hold_count(core, name, owner),
+  detail::sync::launch(core->strand(), core->completion_executor(), proto::hold_count(core, name, field_of(kind, owner)),
                        std::move(h), true);
 }
 

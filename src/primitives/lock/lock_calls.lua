@@ -46,12 +46,4 @@ local function run_next()
   return reply
 end
 
-local first = run_next()
-if a > #ARGV then
-  return first  -- one call alone answers without the array: a table costs Redis time
-end
-local replies = {first}
-while a <= #ARGV do
-  replies[#replies + 1] = run_next()
-end
-return replies
+-- include: run_items.lua

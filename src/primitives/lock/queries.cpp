@@ -1,5 +1,6 @@
 #include "primitives/lock/queries.hpp"
 
+#include "primitives/rw_lock/protocol.hpp"
 #include "routing/exec_one.hpp"
 #include "sync/validate.hpp"
 
@@ -26,12 +27,12 @@ error_code lock_type_check(resp::value const& type_reply, bool& exists) {
 
 }  // namespace
 
-asio::awaitable<std::tuple<error_code, bool>> force_release(core_ptr core, std::string name) {
+asio::awaitable<std::tuple<error_code, bool>> force_release(core_ptr core, std::string name, bool read_write) {
   if (auto ec = sync::validate_name(name)) co_return std::tuple{ec, false};
-  std::string const channel = channel_of(name);
-  script_args args{{name}, {channel}};
-  auto [ec, reply] = co_await run_script(core->scripts(), scripts::lock_force_release,
-                                         core->router().slot_of(name), args);
+  std::string const channel = read_write ? rw_protocol::channel_of(name) : channel_of(name);
+  script_args args = read_write ? rw_protocol::force_args(name) : script_args{{name}, {channel}};
+  auto const& s = read_write ? scripts::rw_calls : scripts::lock_force_release;
+  auto [ec, reply] = co_await run_script(core->scripts(), s, core->router().slot_of(name), args);
   if (ec) co_return std::tuple{ec, false};
   // Whatever this client held of the lock is gone now, not at the next renewal.
   core->lose_holds_of(name);

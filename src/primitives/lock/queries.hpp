@@ -14,7 +14,9 @@ namespace redisync::detail::lock_protocol {
 
 using core_ptr = std::shared_ptr<sync::client_core>;
 
-boost::asio::awaitable<std::tuple<io::error_code, bool>> force_release(core_ptr core, std::string name);
+// `read_write`: a read-write lock's, with its read timeouts and writers' marks.
+boost::asio::awaitable<std::tuple<io::error_code, bool>> force_release(core_ptr core, std::string name,
+                                                                       bool read_write);
 boost::asio::awaitable<std::tuple<io::error_code, bool>> is_locked(core_ptr core, std::string name);
 boost::asio::awaitable<std::tuple<io::error_code, std::int64_t>> hold_count(core_ptr core, std::string name,
                                                                            std::string owner);

@@ -2,6 +2,7 @@
 
 #include "primitives/fair_lock/protocol.hpp"
 #include "primitives/lock/acquire.hpp"
+#include "primitives/rw_lock/protocol.hpp"
 #include "sync/validate.hpp"
 
 #include <scripts.hpp>
@@ -18,24 +19,24 @@ using io::error_code;
 
 void start_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                    std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
-                   asio::any_completion_handler<void(error_code)> h, bool fair) {
+                   asio::any_completion_handler<void(error_code)> h, lock_kind kind) {
   pending_handler<void(error_code)> handler{std::move(h), core->completion_executor()};
   auto strand = core->strand();
   auto op = std::make_shared<lock_release>(std::move(core), std::move(name), std::move(owner), std::move(hold),
-                                           std::move(level), std::move(handler), fair);
+                                           std::move(level), std::move(handler), kind);
   asio::dispatch(strand, [op = std::move(op)] { op->start(); });
 }
 
 void release_detached(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
-                      std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level, bool fair) {
+                      std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level, lock_kind kind) {
   start_release(std::move(core), std::move(name), std::move(owner), std::move(hold), std::move(level),
-                asio::any_completion_handler<void(error_code)>{[](error_code) {}}, fair);
+                asio::any_completion_handler<void(error_code)>{[](error_code) {}}, kind);
 }
 
 lock_release::lock_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                            std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
-                           pending_handler<void(error_code)> handler, bool fair)
-    : core_{std::move(core)}, name_{std::move(name)}, owner_{std::move(owner)}, fair_{fair},
+                           pending_handler<void(error_code)> handler, lock_kind kind)
+    : core_{std::move(core)}, name_{std::move(name)}, owner_{std::move(owner)}, kind_{kind},
       slot_{core_->router().slot_of(name_)}, hold_{std::move(hold)}, level_{std::move(level)},
       handler_{std::move(handler)} {}
 
@@ -49,8 +50,13 @@ void lock_release::start() {
 
 void lock_release::begin() {
   if (!hold_) hold_ = core_->find_hold(sync::hold_key(owner_, name_));
-  if (hold_) fair_ = hold_->fair;
-  channel_ = fair_ ? fair_protocol::channel_of(name_) : channel_of(name_);
+  if (hold_) kind_ = hold_->lock;
+  switch (kind_) {
+    case lock_kind::reentrant: channel_ = channel_of(name_); break;
+    case lock_kind::fair: channel_ = fair_protocol::channel_of(name_); break;
+    case lock_kind::read:
+    case lock_kind::write: channel_ = rw_protocol::channel_of(name_); break;
+  }
   if (hold_ && !hold_->active()) return complete(error::lease_lost);
   if (hold_ && !level_) {
     // Through the lock handle: the innermost level a guard of this client holds.
@@ -61,7 +67,7 @@ void lock_release::begin() {
   if (hold_ && !hold_->application_holds()) core_->leases().cancel_renewal(*hold_);
   // A fair lock hands over too, when the server finds this client's next waiter at the head of
   // its queue: one client's waiters queue in the order they joined its local queue.
-  if (hold_ && hold_->count == 1) choose_handoff_target();
+  if (hold_ && hold_->count == 1 && hands_over()) choose_handoff_target();
   send();
 }
 
@@ -94,8 +100,10 @@ void lock_release::send() {
   std::string const lease = std::to_string((hold_ ? hold_->lease : core_->cfg().watchdog_lease).count());
   bool const by_digest = loads_ < loads_per_call;
   io::outgoing out;
-  if (fair_) {
+  if (kind_ == lock_kind::fair) {
     out = fair_call(by_digest);
+  } else if (!hands_over()) {
+    out = rw_call(by_digest);
   } else if (!retry_of_ && !target_) {
     std::array<std::string_view, 1> const keys{name_};
     std::array<std::string_view, 4> const argv{"release", owner_, lease, channel_};
@@ -118,7 +126,10 @@ void lock_release::send() {
   core_->send(release_script(), slot_, std::move(out), {}, std::move(on_reply));
 }
 
-script const& lock_release::release_script() const { return fair_ ? scripts::fair_calls : scripts::lock_calls; }
+script const& lock_release::release_script() const {
+  if (kind_ == lock_kind::fair) return scripts::fair_calls;
+  return hands_over() ? scripts::lock_calls : scripts::rw_calls;
+}
 
 io::outgoing lock_release::fair_call(bool by_digest) const {
   auto const args = fair_protocol::release_args(
@@ -126,6 +137,12 @@ io::outgoing lock_release::fair_call(bool by_digest) const {
       target_ ? target_->owner() : std::string_view{},
       target_ ? std::optional{target_->lease()} : std::nullopt, core_->cfg().persistent_fencing_counter);
   return script_call(scripts::fair_calls, slot_, args, by_digest);
+}
+
+io::outgoing lock_release::rw_call(bool by_digest) const {
+  auto const args = rw_protocol::release_args(kind_, name_, owner_, hold_ ? hold_->lease : core_->cfg().watchdog_lease,
+                                              retry_of_);
+  return script_call(scripts::rw_calls, slot_, args, by_digest);
 }
 
 void lock_release::on_reply(error_code ec, io::response replies) {
@@ -179,7 +196,7 @@ void lock_release::succeeded(release_outcome const& outcome) {
       ++core_->queue(channel_).consecutive_handoffs;
       if (target->done()) {
         // The waiter gave up while the lock was on its way: pass it on or free it.
-        release_detached(core_, name_, std::string{target->owner()}, nullptr, nullptr, fair_);
+        release_detached(core_, name_, std::string{target->owner()}, nullptr, nullptr, kind_);
       } else {
         new_holder = std::move(target);
       }
@@ -187,7 +204,7 @@ void lock_release::succeeded(release_outcome const& outcome) {
       core_->queue(channel_).push_front(target);
       core_->count_waiter(1);
       // A fair lock's waiter that was not the head waits to be called; a lock's tries at once.
-      if (!fair_) {
+      if (kind_ != lock_kind::fair) {
         target->woken = true;
         target->on_wake(true);
       }

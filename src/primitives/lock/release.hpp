@@ -1,6 +1,7 @@
 #pragma once
 
-// Releasing the reentrant lock (and the fair lock, through its queue), one level at a time, as one
+// Releasing the reentrant lock (the fair lock through its queue, a read-write lock's side without
+// hand-offs), one level at a time, as one
 // state machine for the common case (the last level, one script call completed from its reply) and
 // every other: a hand-off to this client's first waiter inside the release script (for a fair
 // lock, only if the server finds it at the head of the queue); a retry with the count it started
@@ -19,22 +20,23 @@ namespace redisync::detail::lock_protocol {
 class lock_acquire;
 
 // A release through a guard names its hold and level; one through the lock handle names neither,
-// and lets go of the innermost level this client holds for the owner, if any. `fair`: through a
-// fair lock's handle (a hold says itself which kind it is).
+// and lets go of the innermost level this client holds for the owner, if any. `kind`: of the
+// handle (a hold says itself which kind it is); for a write side, `owner` is its field.
 void start_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                    std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
-                   boost::asio::any_completion_handler<void(io::error_code)> h, bool fair = false);
+                   boost::asio::any_completion_handler<void(io::error_code)> h,
+                   lock_kind kind = lock_kind::reentrant);
 
 // The same, with nobody waiting for the outcome (a guard destroyed while holding).
 void release_detached(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                       std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
-                      bool fair = false);
+                      lock_kind kind = lock_kind::reentrant);
 
 class lock_release : public std::enable_shared_from_this<lock_release> {
  public:
   lock_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
-               pending_handler<void(io::error_code)> handler, bool fair);
+               pending_handler<void(io::error_code)> handler, lock_kind kind);
 
   void start();
 
@@ -46,6 +48,9 @@ class lock_release : public std::enable_shared_from_this<lock_release> {
   script const& release_script() const;
   // A fair lock's release: the next waiter of the server's queue is called; no local hand-off.
   io::outgoing fair_call(bool by_digest) const;
+  // A read-write lock's: its message wakes the waiters of either side.
+  io::outgoing rw_call(bool by_digest) const;
+  bool hands_over() const noexcept { return kind_ == lock_kind::reentrant || kind_ == lock_kind::fair; }
   void on_reply(io::error_code ec, io::response replies);
   void succeeded(release_outcome const& outcome);
   void failed(io::error_code ec);
@@ -56,7 +61,7 @@ class lock_release : public std::enable_shared_from_this<lock_release> {
   std::shared_ptr<sync::client_core> core_;
   std::string name_;
   std::string owner_;
-  bool fair_;
+  lock_kind kind_;
   std::string channel_;  // where this client's waiters for the lock listen
   routing::slot_type slot_;
   std::shared_ptr<sync::hold_state> hold_;

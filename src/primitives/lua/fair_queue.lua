@@ -3,11 +3,6 @@
 -- time in ms until which each counts as alive. A waiter's heartbeat moves its time on; one not
 -- heard of by then is dead and leaves the queue at the next look, wherever it stands. Both keys
 -- expire two liveness periods after the last heartbeat, so a queue whose waiters all died goes too.
-local function server_ms()
-  local t = redis.call('time')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
 -- Drops dead waiters and returns the head of the queue, or nil; or the error of a queue key of
 -- another type (the first reads of a call, so nothing has been written then).
 local function live_head(queue, alive, now)

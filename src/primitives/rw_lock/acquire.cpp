@@ -1,0 +1,94 @@
+#include "primitives/rw_lock/acquire.hpp"
+
+#include "primitives/rw_lock/protocol.hpp"
+
+#include <scripts.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+#include <array>
+
+namespace redisync::detail::rw_protocol {
+
+namespace asio = boost::asio;
+using io::error_code;
+
+void start_acquire(lock_kind side, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
+                   asio::any_completion_handler<lock_protocol::acquire_signature> h) {
+  lock_protocol::launch_acquire<rw_acquire>(std::move(core), std::move(a), std::move(h), side);
+}
+
+void start_acquire(lock_kind side, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
+                   asio::any_completion_handler<lock_protocol::try_acquire_signature> h) {
+  lock_protocol::launch_acquire<rw_acquire>(std::move(core), std::move(a), std::move(h), side);
+}
+
+rw_acquire::rw_acquire(lock_kind side, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
+                       handler_type handler)
+    : lock_acquire{channel_of(a.name), std::move(core), std::move(a), std::move(handler)}, side_{side} {}
+
+bool rw_acquire::prefer_writers() const { return core()->cfg().prefer_writers; }
+
+sync::renewal_kind const& rw_acquire::hold_renewal() const {
+  return writes() ? lock_protocol::renewal() : read_renewal();
+}
+
+bool rw_acquire::prepare() {
+  if (lock_acquire::prepare()) return true;
+  // A read under the owner's own write: the readers that wait here wait for that write to end.
+  return !writes() && core()->find_hold(sync::hold_key(field_of(lock_kind::write, args().owner), args().name));
+}
+
+script const& rw_acquire::attempt_script() const { return scripts::rw_calls; }
+
+sync::message_policy rw_acquire::policy() const { return on_message; }
+
+io::outgoing rw_acquire::attempt(bool retry, bool by_digest) {
+  auto const& name = args().name;
+  std::string const marks = marks_key_of(name);
+  std::string const lease = std::to_string(this->lease().count());
+  std::string const before = retry ? std::to_string(count_before()) : "";
+  if (!writes()) {
+    std::string const base = timeout_base_of(name);
+    std::array<std::string_view, 3> const keys{name, marks, base};
+    std::array<std::string_view, 5> const argv{"read", args().owner, lease, before, prefer_writers() ? "1" : ""};
+    return script_call(scripts::rw_calls, args().slot, keys, argv, by_digest);
+  }
+  marked_ = marked_ || prefer_writers();
+  std::string const token_key = lock_protocol::token_key_of(name);
+  std::string const liveness = prefer_writers() ? std::to_string(core()->cfg().fair_waiter_liveness.count()) : "";
+  std::array<std::string_view, 3> const keys{name, marks, token_key};
+  std::array<std::string_view, 6> const argv{"write", args().owner, lease, before, liveness,
+                                             core()->cfg().persistent_fencing_counter ? "1" : ""};
+  return script_call(scripts::rw_calls, args().slot, keys, argv, by_digest);
+}
+
+// Whatever the late attempt did, a level it may have added goes back, and a writer's mark goes.
+void rw_acquire::undo_late_grant(error_code, io::response const&, std::function<void()> then) {
+  undo(std::move(then));
+}
+
+void rw_acquire::undo(std::function<void()> then) {
+  auto const& name = args().name;
+  // The expected count makes it safe to repeat: it releases only the level the attempt added.
+  auto release = release_args(side_, name, args().owner, core()->cfg().watchdog_lease, count_before() + 1);
+  auto undo_all = [](std::shared_ptr<sync::client_core> core, script_args release, std::string name,
+                     std::string owner, std::chrono::milliseconds lease, bool marked) -> asio::awaitable<void> {
+    if (marked) co_await leave_marks(core, name, owner);
+    co_await lock_protocol::undo_with(core, scripts::rw_calls, std::move(release), std::move(name), std::move(owner),
+                                      lease);
+  };
+  asio::co_spawn(core()->strand(), undo_all(core(), std::move(release), name, args().owner, lease(), marked_),
+                 [then = std::move(then)](std::exception_ptr) { then(); });
+}
+
+void rw_acquire::complete(error_code ec, bool granted) {
+  // A writer that gives up takes its mark away at once: readers need not wait for it to end.
+  if (marked_ && !granted && !core()->stopped()) {
+    asio::co_spawn(core()->strand(), leave_marks(core(), args().name, args().owner), asio::detached);
+  }
+  lock_acquire::complete(ec, granted);
+}
+
+}  // namespace redisync::detail::rw_protocol

@@ -1,0 +1,43 @@
+#pragma once
+
+// Acquiring a side of the read-write lock: the lock's acquire with rw_calls.lua's `read` or `write`.
+// The owner of a write is its field, `<owner>:write`, so that an owner's two sides are two holds.
+// A waiting writer sends its first try at once, past this client's waiting readers, and tries again
+// at least every third of the marks' liveness to keep its mark; one that gives up takes its mark
+// away at once. A read by an owner that holds the write goes straight to Redis (a downgrade never
+// waits behind the readers that the write keeps out).
+
+#include "primitives/lock/acquire.hpp"
+
+namespace redisync::detail::rw_protocol {
+
+class rw_acquire final : public lock_protocol::lock_acquire {
+ public:
+  rw_acquire(lock_kind side, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
+             handler_type handler);
+
+ private:
+  bool writes() const noexcept { return side_ == lock_kind::write; }
+  bool prefer_writers() const;
+  bool queues_on_server() const override { return writes(); }
+  lock_kind kind() const override { return side_; }
+  sync::renewal_kind const& hold_renewal() const override;
+  bool prepare() override;
+  script const& attempt_script() const override;
+  sync::message_policy policy() const override;
+  io::outgoing attempt(bool retry, bool by_digest) override;
+  void undo_late_grant(io::error_code ec, io::response const& replies, std::function<void()> then) override;
+  void undo(std::function<void()> then) override;
+  void complete(io::error_code ec, bool held) override;
+
+  lock_kind side_;
+  bool marked_ = false;  // a write try may have left a mark
+};
+
+// `a.owner` is the owner's field of `side` (field_of).
+void start_acquire(lock_kind side, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
+                   boost::asio::any_completion_handler<lock_protocol::acquire_signature> h);
+void start_acquire(lock_kind side, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
+                   boost::asio::any_completion_handler<lock_protocol::try_acquire_signature> h);
+
+}  // namespace redisync::detail::rw_protocol

@@ -1,0 +1,50 @@
+#pragma once
+
+// The read-write lock's side of Redis, in Redisson's layout (rw_calls.lua says it whole): the lock
+// hash with `mode`, reader fields `<owner>` and the writer's `<owner>:write`; one timeout key per
+// read hold level, `{name}:<owner>:rwlock_timeout:<k>`; `redisson_rwlock:{name}` carries `0` when
+// a read release frees the lock and `1` after a write release. Waiting writers mark themselves in
+// `redisync_rwlock_writers:{name}`, which only redisync's readers read. Fencing tokens of writes
+// come from the lock's counter (lock_protocol::token_key_of).
+
+#include <redisync/lock_kind.hpp>
+
+#include "sync/client_core.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace redisync::detail::rw_protocol {
+
+std::string channel_of(std::string_view name);
+std::string marks_key_of(std::string_view name);
+// The prefix of the timeout keys: `{name}`, or the name when it has braces (Redisson's suffix rule).
+std::string timeout_base_of(std::string_view name);
+// The hash field of an owner's side: the owner for reads, `<owner>:write` for writes.
+std::string field_of(lock_kind side, std::string_view owner);
+
+// The arguments of rw_calls.lua's release of one level of `field`'s hold of `side`: `retry_of` is
+// the hold count before an attempt whose outcome was lost (or empty).
+script_args release_args(lock_kind side, std::string const& name, std::string const& field,
+                         std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of);
+
+// The watchdog's renewal of read holds (rw_renew_reads.lua); writes renew like a lock's.
+sync::renewal_kind const& read_renewal();
+
+// Any message may let a writer of this client in, or else its readers, who share: the first
+// waiting writer tries, or, if none waits, every reader.
+void on_message(sync::waiter_queue& queue, std::string_view message);
+
+// Takes a writer that gave up out of the marks, so that readers need not wait for its mark to end.
+boost::asio::awaitable<void> leave_marks(std::shared_ptr<sync::client_core> core, std::string name,
+                                         std::string writer);
+
+// The arguments of rw_calls.lua's `force`: deletes the lock and its read timeouts, whoever holds
+// either side, and wakes its waiters (it answers like lock_force_release.lua).
+script_args force_args(std::string const& name);
+
+}  // namespace redisync::detail::rw_protocol

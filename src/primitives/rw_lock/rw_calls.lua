@@ -1,0 +1,240 @@
+-- Acquires and releases of read-write locks in Redisson's layout: the lock hash has `mode`
+-- (`read` or `write`), a field per reading owner with its hold count, and the writer's field
+-- `<owner>:write`; each read hold level k has a key `<base>:<owner>:rwlock_timeout:<k>` with the
+-- lease, and the hash lives as long as the longest of them (or the write lease). Writers that wait
+-- mark themselves in a sorted set of our own, by the server time until which they count as alive;
+-- a fresh read of a redisync client does not start while a live mark is there (writer preference).
+-- Redisson's clients do not look at the marks, and nothing here needs them.
+-- items: each led by its operation, which says how many keys and arguments follow:
+--   read           keys: lock, marks, base   arguments: owner, lease in ms, '' or the hold count
+--                                            before a lost attempt, '1' to give writers way or ''
+--   write          keys: lock, marks, token  arguments: owner:write, lease in ms, '' or the count
+--                                            before a lost attempt, the liveness of a mark in ms
+--                                            or '' (no marks), '1' to keep the fencing counter
+--   read-release   keys: lock, base          arguments: owner, channel, '' or the count before a
+--                                            lost attempt
+--   write-release  keys: lock, base          arguments: owner:write, lease in ms, channel, '' or
+--                                            the count before a lost attempt
+--   leave          keys: marks               arguments: owner:write (a writer that gave up)
+--   force          keys: lock, base, marks   arguments: channel
+-- `base` is the prefix of the timeout keys: `{name}`, or the name itself when it has braces.
+-- Acquires answer like acquire.lua: a fresh write's token (a decimal string), {token, count} for
+-- any other hold (reads carry token '0'), {PTTL} when busy; a write by an owner that reads is
+-- refused with the error UPGRADE. Releases answer like release.lua: the levels left, -1 when the
+-- owner holds nothing of that side, -2 when the lost attempt went through, {0, error} when the
+-- unlock message was refused. The unlock message is '0' when a read release frees the lock and
+-- '1' after every last write level (also when the writer's own reads remain: readers may start).
+-- An item's failure must neither stop the items after it nor undo the ones before: its reads come
+-- before its writes, and the commands that can fail go through pcall and end only that item.
+-- include: next_token.lua
+-- include: server_ms.lua
+
+local function timeout_key(base, owner, level)
+  return base .. ':' .. owner .. ':rwlock_timeout:' .. level
+end
+
+-- How long a waiting writer may still hold readers back: the latest live mark's time left, or nil.
+local function writers_waiting(marks)
+  if redis.call('exists', marks) == 0 then return nil end
+  local now = server_ms()
+  redis.call('zremrangebyscore', marks, '-inf', now)
+  local last = redis.call('zrange', marks, -1, -1, 'WITHSCORES')
+  if #last == 0 then return nil end
+  return math.max(1, tonumber(last[2]) - now)
+end
+
+-- The longest time left of any read hold level (0 if none is left).
+local function longest_read(lock, base)
+  local fields = redis.call('hgetall', lock)
+  local longest = 0
+  for i = 1, #fields, 2 do
+    local count = tonumber(fields[i + 1])
+    if fields[i] ~= 'mode' and count then
+      for level = count, 1, -1 do
+        local left = redis.call('pttl', timeout_key(base, fields[i], level))
+        if left > longest then longest = left end
+      end
+    end
+  end
+  return longest
+end
+
+local function read(lock, marks, base, owner, lease, retry_arg, give_way)
+  local mode = redis.pcall('hget', lock, 'mode')
+  if type(mode) == 'table' then return mode end
+  local count = 0
+  if mode then
+    count = tonumber(redis.call('hget', lock, owner) or '0') or 0
+  elseif redis.call('exists', lock) == 1 then
+    return {redis.call('pttl', lock)}  -- a plain lock's hash: held by someone
+  end
+  if retry_arg ~= '' and count == tonumber(retry_arg) + 1 then
+    return {'0', count}  -- the lost attempt went through
+  end
+  if count == 0 then
+    if mode == 'write' then
+      -- Only the writer itself reads under its write (a downgrade).
+      if redis.call('hexists', lock, owner .. ':write') == 0 then return {redis.call('pttl', lock)} end
+    elseif give_way ~= '' then
+      local wait = writers_waiting(marks)
+      if wait then return {wait} end
+    end
+  end
+  if not mode then redis.call('hset', lock, 'mode', 'read') end
+  count = redis.call('hincrby', lock, owner, 1)
+  redis.call('set', timeout_key(base, owner, count), '1', 'PX', lease)
+  if redis.call('pttl', lock) < tonumber(lease) then redis.call('pexpire', lock, lease) end
+  return {'0', count}
+end
+
+local function write(lock, marks, token_key, writer, lease, retry_arg, liveness, keep)
+  local mode = redis.pcall('hget', lock, 'mode')
+  if type(mode) == 'table' then return mode end
+  if retry_arg ~= '' and mode then
+    local count = tonumber(redis.call('hget', lock, writer) or '0') or 0
+    if count == tonumber(retry_arg) + 1 then
+      local token = redis.pcall('get', token_key)
+      if type(token) == 'table' then return token end
+      if liveness ~= '' then redis.call('zrem', marks, writer) end
+      return {token or '0', count}
+    end
+  end
+  if not mode then
+    if redis.call('exists', lock) == 0 then
+      local token = next_token(token_key, lease, keep)
+      if type(token) == 'table' then return token end
+      redis.call('hset', lock, 'mode', 'write', writer, '1')
+      redis.call('pexpire', lock, lease)
+      if liveness ~= '' then redis.call('zrem', marks, writer) end
+      return token
+    end
+  elseif mode == 'write' then
+    if redis.call('hexists', lock, writer) == 1 then
+      local token = redis.pcall('get', token_key)
+      if type(token) == 'table' then return token end
+      local count = redis.call('hincrby', lock, writer, 1)
+      redis.call('pexpire', lock, lease)
+      return {token or '0', count}
+    end
+  elseif redis.call('hexists', lock, string.sub(writer, 1, -7)) == 1 then
+    return redis.error_reply('UPGRADE this owner reads the lock: a read cannot become a write')
+  end
+  local left = redis.call('pttl', lock)
+  if liveness ~= '' then
+    -- Marked until a little after its next try, which renews the mark.
+    local live = tonumber(liveness)
+    redis.call('zadd', marks, server_ms() + live, writer)
+    if redis.call('pttl', marks) < live then redis.call('pexpire', marks, live) end
+    local next_try = math.floor(live / 3)
+    if left < 0 or left > next_try then left = next_try end
+  end
+  return {left}
+end
+
+local function announce(channel, message, left)
+  local told = redis.pcall('publish', channel, message)
+  if type(told) == 'table' then return {left, told} end
+  return left
+end
+
+local function read_release(lock, base, owner, channel, retry_arg)
+  local held = redis.pcall('hget', lock, owner)
+  if type(held) == 'table' then return held end
+  local count = tonumber(held or '0') or 0
+  if retry_arg ~= '' and count == tonumber(retry_arg) - 1 then return -2 end
+  if count <= 0 then return -1 end
+  redis.call('del', timeout_key(base, owner, count))
+  if count > 1 then
+    redis.call('hincrby', lock, owner, -1)
+  else
+    redis.call('hdel', lock, owner)
+  end
+  if redis.call('hlen', lock) > 1 then
+    local mode = redis.call('hget', lock, 'mode')
+    if mode == 'write' then return count - 1 end  -- the write's lease keeps the hash
+    local longest = longest_read(lock, base)
+    if longest > 0 then
+      redis.call('pexpire', lock, longest)
+      return count - 1
+    end
+  end
+  redis.call('del', lock)
+  return announce(channel, '0', 0)
+end
+
+local function write_release(lock, base, writer, lease, channel, retry_arg)
+  local held = redis.pcall('hget', lock, writer)
+  if type(held) == 'table' then return held end
+  local count = tonumber(held or '0') or 0
+  if retry_arg ~= '' and count == tonumber(retry_arg) - 1 then return -2 end
+  if count <= 0 then return -1 end
+  if count > 1 then
+    redis.call('hincrby', lock, writer, -1)
+    redis.call('pexpire', lock, lease)
+    return count - 1
+  end
+  redis.call('hdel', lock, writer)
+  if redis.call('hlen', lock) > 1 then
+    -- The writer's own reads remain: the lock is read now, as long as they last.
+    redis.call('hset', lock, 'mode', 'read')
+    local longest = longest_read(lock, base)
+    if longest > 0 then
+      redis.call('pexpire', lock, longest)
+    else
+      redis.call('del', lock)
+    end
+  else
+    redis.call('del', lock)
+  end
+  return announce(channel, '1', 0)
+end
+
+local function force(lock, base, marks, channel)
+  local kind = redis.call('type', lock).ok
+  if kind == 'none' then return 0 end
+  if kind ~= 'hash' then
+    return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+  end
+  local fields = redis.call('hgetall', lock)
+  for i = 1, #fields, 2 do
+    local count = tonumber(fields[i + 1])
+    if fields[i] ~= 'mode' and count then
+      for level = 1, count do redis.call('del', timeout_key(base, fields[i], level)) end
+    end
+  end
+  redis.call('del', lock, marks)
+  return announce(channel, '1', 1)
+end
+
+local k, a = 1, 1  -- the next item's first key and its operation
+
+local function run_next()
+  local op = ARGV[a]
+  local reply
+  if op == 'read' then
+    reply = read(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4])
+    k, a = k + 3, a + 5
+  elseif op == 'write' then
+    reply = write(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4],
+                  ARGV[a + 5] == '1')
+    k, a = k + 3, a + 6
+  elseif op == 'read-release' then
+    reply = read_release(KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3])
+    k, a = k + 2, a + 4
+  elseif op == 'write-release' then
+    reply = write_release(KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4])
+    k, a = k + 2, a + 5
+  elseif op == 'leave' then
+    reply = redis.call('zrem', KEYS[k], ARGV[a + 1])
+    k, a = k + 1, a + 2
+  elseif op == 'force' then
+    reply = force(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1])
+    k, a = k + 3, a + 2
+  else
+    reply = redis.error_reply('ERR unknown read-write lock operation')
+    a = #ARGV + 1  -- the rest of the items cannot be found either
+  end
+  return reply
+end
+
+-- include: run_items.lua
