@@ -205,7 +205,8 @@ void acquire_op::on_subscribed(error_code) {
     if (!joining_) return send_attempt();
     return sleep();
   }
-  if (host_->queue(p_.channel).is_head(*this)) return send_attempt();
+  // The head tries; so does a waiter woken while it subscribed (a policy that wakes more than one).
+  if (woken || host_->queue(p_.channel).is_head(*this)) return send_attempt();
   sleep();
 }
 

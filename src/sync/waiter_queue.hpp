@@ -89,6 +89,16 @@ class waiter_queue {
     }
     wake_all();
   }
+  // The waiters in front of the first that `stop` picks (a read-write lock's readers before its first
+  // waiting writer, who may share a read just granted).
+  template <class Pick>
+  void wake_until(Pick stop) {
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      auto const w = it->weak.lock();
+      if (w && stop(*w)) return;
+      wake(*it++, true);
+    }
+  }
   void wake_named(std::string_view owner) {
     for (auto const& n : waiters_) {
       auto const w = n.weak.lock();

@@ -1,4 +1,5 @@
-// The wait queue's message policies: wake one, wake all, wake n, wake a named waiter.
+// The wait queue's message policies: wake one, wake all, wake n, wake a named waiter, the first of
+// a kind or else all, and all in front of the first of a kind.
 
 #include "sync/waiter_queue.hpp"
 
@@ -68,6 +69,23 @@ BOOST_AUTO_TEST_CASE(wake_named_wakes_that_waiter_alone) {
   BOOST_TEST((f.asked() == std::vector<int>{0, 0, 1, 0}));
   f.q.wake_named("nobody");
   BOOST_TEST((f.asked() == std::vector<int>{0, 0, 1, 0}));
+}
+
+BOOST_AUTO_TEST_CASE(wake_first_or_all_wakes_the_first_picked_or_else_every_waiter) {
+  four_waiters f;
+  auto const c_or_d = [](waiter const& w) { return w.owner() == "c" || w.owner() == "d"; };
+  f.q.wake_first_or_all(c_or_d);
+  BOOST_TEST((f.asked() == std::vector<int>{0, 0, 1, 0}));
+  auto const nobody = [](waiter const&) { return false; };
+  f.q.wake_first_or_all(nobody);
+  BOOST_TEST((f.asked() == std::vector<int>{1, 1, 2, 1}));
+}
+
+BOOST_AUTO_TEST_CASE(wake_until_wakes_the_waiters_in_front_of_the_first_picked) {
+  four_waiters f;
+  auto const c = [](waiter const& w) { return w.owner() == "c"; };
+  f.q.wake_until(c);
+  BOOST_TEST((f.asked() == std::vector<int>{1, 1, 0, 0}));
 }
 
 BOOST_AUTO_TEST_CASE(a_head_that_leaves_passes_an_unused_wake_up_on_or_tells_the_next_it_leads) {

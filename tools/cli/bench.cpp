@@ -3,6 +3,7 @@
 //   redisync bench --redis URL --workload W1 [--watchdog]
 //   redisync bench PORT W1 [--watchdog]            (how run.sh calls EXTRA_PEERS)
 //   redisync bench PORT W5C [--kind fair]          (the child of shared/peers/w5.py)
+// W6, read-mostly under the read-write lock with the reentrant lock as its baseline (bench_rw.cpp),
 // and the scale workloads S1 [--cold], S2, S3 (bench_scale.cpp).
 
 #include "cli/bench.hpp"
@@ -261,6 +262,7 @@ asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::s
   auto cfg = config_from_url(url);
   if (watchdog) cfg.watchdog_lease = std::chrono::milliseconds{p.lease_ms};
   if (reply_spin) cfg.reply_spin = *reply_spin;
+  cfg.prefer_writers = env_number("PREFER_WRITERS", 1, 0, 1) == 1;  // W6: the read-write lock's policy
   client c{ctx.get_executor(), cfg};
   c.start();
   client admin{ctx.get_executor(), config_from_url(url)};
@@ -277,6 +279,8 @@ asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::s
     result = co_await w3(b);
   } else if (workload == "W5C") {
     result = co_await w5c(b, fair);
+  } else if (workload == "W6") {
+    result = co_await w6(b);
   } else if (workload == "S1") {
     result = co_await s1(b, cold);
   } else if (workload == "S2") {
@@ -307,7 +311,7 @@ int bench_main(std::vector<std::string> const& args) {
   po::options_description options{"bench options"};
   options.add_options()
       ("redis", po::value(&url), "Redis URL")
-      ("workload", po::value(&workload), "W1, W2, W3, W4, W5C, S1, S2 or S3")
+      ("workload", po::value(&workload), "W1, W2, W3, W4, W5C, W6, S1, S2 or S3")
       ("port", po::value(&port), "port of a Redis on 127.0.0.1 (first positional argument)")
       ("watchdog", "no fixed lease: LEASE_MS is the watchdog lease, renewed every third of it")
       ("cold", "S1 on a cold script cache (SCRIPT FLUSH first)")
@@ -323,9 +327,9 @@ int bench_main(std::vector<std::string> const& args) {
   }
   if (url.empty() && !port.empty()) url = "redis://127.0.0.1:" + port;
   if (url.empty() || workload.empty()) throw usage_error{"give --redis URL --workload W (or PORT WORKLOAD)"};
-  static constexpr std::array<std::string_view, 8> workloads{"W1", "W2", "W3", "W4", "W5C", "S1", "S2", "S3"};
+  static constexpr std::array<std::string_view, 9> workloads{"W1", "W2", "W3", "W4", "W5C", "W6", "S1", "S2", "S3"};
   if (std::find(workloads.begin(), workloads.end(), workload) == workloads.end()) {
-    throw usage_error{fmt::format("unknown workload '{}' (W1, W2, W3, W4, W5C, S1, S2, S3)", workload)};
+    throw usage_error{fmt::format("unknown workload '{}' (W1, W2, W3, W4, W5C, W6, S1, S2, S3)", workload)};
   }
   auto const kind = vm["kind"].as<std::string>();
   if (kind != "lock" && kind != "fair") throw usage_error{"--kind must be lock or fair, not '" + kind + "'"};

@@ -38,6 +38,9 @@ struct params {
   std::int64_t w3_c = env_number("W3_C", 64, 1, 10000);
   std::int64_t w3_keys = env_number("W3_KEYS", 1000, 1, many);
   std::int64_t w3_ops = env_number("W3_OPS", 20000, 1, many);
+  std::int64_t w6_c = env_number("W6_C", 16, 1, 10000);
+  std::int64_t w6_m = env_number("W6_M", 8000, 1, many);
+  std::int64_t w6_hold_us = env_number("W6_HOLD_US", 1000, 0, 60'000'000);
   std::int64_t s1_n = env_number("S1_N", 10000, 1, 1'000'000);
   std::int64_t s2_n = env_number("S2_N", 100000, 1, 10'000'000);
   std::int64_t s2_s = env_number("S2_S", 60, 1, 3600);
@@ -117,6 +120,9 @@ double process_cpu_s();
 std::int64_t rss_kb();
 std::int64_t peak_rss_kb();
 std::int64_t open_fds();
+
+// W6, read-mostly, under the read-write lock and, as its baseline, the reentrant lock (bench_rw.cpp).
+asio::awaitable<json::object> w6(bench_context& b);
 
 // The scale workloads (bench_scale.cpp): S1 with `cold` true or false, S2, S3.
 asio::awaitable<json::object> s1(bench_context& b, bool cold);

@@ -1,8 +1,9 @@
-// redisync inspect: what Redis knows about one lock.
+// redisync inspect: what Redis knows about one lock (reentrant, fair, or read-write).
 
 #include "cli/common.hpp"
 #include "primitives/fair_lock/protocol.hpp"
 #include "primitives/lock/protocol.hpp"
+#include "primitives/rw_lock/protocol.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -32,6 +33,9 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
   req.push("ZRANGE", detail::fair_protocol::queue_key_of(name), 0, -1);
   req.push("ZRANGE", detail::fair_protocol::alive_key_of(name), 0, -1, "WITHSCORES");
   req.push("TIME");
+  // The read-write lock's channel and its waiting writers' marks.
+  req.push("PUBSUB", "NUMSUB", detail::rw_protocol::channel_of(name));
+  req.push("ZRANGE", detail::rw_protocol::marks_key_of(name), 0, -1, "WITHSCORES");
   auto [ec, replies] = co_await c.exec(std::move(req), asio::as_tuple(asio::use_awaitable));
   if (!ec) ec = check_replies(replies);
   if (ec) {
@@ -41,15 +45,47 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
   }
   std::string const type{replies[0].text()};
   json::object holders;
+  std::string mode;  // a read-write lock's
   if (type == "hash") {
     resp::request all;
     all.push("HGETALL", name);
     auto fields = co_await c.exec(std::move(all), asio::use_awaitable);
     auto const e = fields.front().elements();
     for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
+      if (e[i].text() == "mode") {
+        mode = e[i + 1].text();
+        continue;
+      }
       std::int64_t count = 0;
       e[i + 1].as_integer(count);
       holders[e[i].text()] = count;
+    }
+  }
+  // A read-write lock: each reader's levels with the time left of each, and the writer.
+  json::array readers;
+  json::value writer = nullptr;
+  if (!mode.empty()) {
+    resp::request ttls;
+    for (auto const& [owner, count] : holders) {
+      if (owner.ends_with(":write")) continue;
+      for (std::int64_t level = 1; level <= count.as_int64(); ++level) {
+        ttls.push("PTTL", fmt::format("{}:{}:rwlock_timeout:{}", detail::rw_protocol::timeout_base_of(name),
+                                      std::string_view{owner}, level));
+      }
+    }
+    response left;
+    if (!ttls.empty()) left = co_await c.exec(std::move(ttls), asio::use_awaitable);
+    std::size_t next = 0;
+    for (auto const& [owner, count] : holders) {
+      if (owner.ends_with(":write")) {
+        writer = json::object{{"owner", owner}, {"count", count}};
+        continue;
+      }
+      json::array levels;
+      for (std::int64_t level = 1; level <= count.as_int64() && next < left.size(); ++level) {
+        levels.push_back(left[next++].integer());
+      }
+      readers.push_back(json::object{{"owner", owner}, {"count", count}, {"ttls_ms", levels}});
     }
   }
   std::int64_t token = 0;
@@ -72,12 +108,27 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
     queue.push_back(json::object{{"owner", waiter.text()},
                                  {"alive_for_ms", it == alive_until.end() ? 0 : it->second - server_ms}});
   }
+  json::array waiting_writers;
+  for (auto const& pair : replies[8].elements()) {
+    if (pair.kind() != resp::type::array || pair.elements().size() != 2) continue;
+    waiting_writers.push_back(json::object{
+        {"owner", pair.elements()[0].text()},
+        {"alive_for_ms", static_cast<std::int64_t>(pair.elements()[1].number()) - server_ms}});
+  }
+  auto const rw_subscribers = replies[7].elements().size() == 2 ? replies[7].elements()[1].integer() : 0;
   c.stop();
 
   if (as_json) {
     json::object out{{"name", name},   {"type", type},   {"holders", holders},
                      {"pttl_ms", pttl}, {"fencing_token", token}, {"subscribers", subscribers},
                      {"fair_queue", queue}};
+    if (!mode.empty() || !waiting_writers.empty()) {
+      out["read_write"] = json::object{{"mode", mode},
+                                       {"readers", readers},
+                                       {"writer", writer},
+                                       {"waiting_writers", waiting_writers},
+                                       {"subscribers", rw_subscribers}};
+    }
     std::cout << json::serialize(out) << std::endl;
     co_return 0;
   }
@@ -87,14 +138,35 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
   } else if (type != "hash") {
     fmt::print("state         the key holds a {}, not a lock\n", type);
   } else {
-    fmt::print("state         held\n");
-    for (auto const& [owner, count] : holders) {
-      fmt::print("holder        {} (hold count {})\n", std::string_view{owner}, count.as_int64());
+    fmt::print("state         held{}\n", mode.empty() ? "" : fmt::format(" (read-write lock, mode {})", mode));
+    if (mode.empty()) {
+      for (auto const& [owner, count] : holders) {
+        fmt::print("holder        {} (hold count {})\n", std::string_view{owner}, count.as_int64());
+      }
+    }
+    for (auto const& r : readers) {
+      auto const& o = r.as_object();
+      std::string ttls;
+      for (auto const& t : o.at("ttls_ms").as_array()) ttls += fmt::format("{}{} ms", ttls.empty() ? "" : ", ", t.as_int64());
+      fmt::print("reader        {} (hold count {}; levels' ttl {})\n", std::string_view{o.at("owner").as_string()},
+                 o.at("count").as_int64(), ttls);
+    }
+    if (writer.is_object()) {
+      fmt::print("writer        {} (hold count {})\n", std::string_view{writer.at("owner").as_string()},
+                 writer.at("count").as_int64());
     }
     fmt::print("ttl           {}\n", pttl >= 0 ? fmt::format("{} ms", pttl) : std::string{"no expiry"});
   }
   fmt::print("fencing token {}\n", token);
-  fmt::print("subscribers   {} client(s) on {}\n", subscribers, detail::lock_protocol::channel_of(name));
+  if (mode.empty()) {
+    fmt::print("subscribers   {} client(s) on {}\n", subscribers, detail::lock_protocol::channel_of(name));
+  } else {
+    fmt::print("subscribers   {} client(s) on {}\n", rw_subscribers, detail::rw_protocol::channel_of(name));
+  }
+  for (auto const& w : waiting_writers) {
+    fmt::print("waiting writer {} (keeps new readers out for another {} ms)\n",
+               std::string_view{w.at("owner").as_string()}, w.at("alive_for_ms").as_int64());
+  }
   // A waiter counts as alive until its heartbeat is overdue (by server time); 0 or less: dead, dropped
   // at the next look.
   for (std::size_t i = 0; i < queue.size(); ++i) {
@@ -118,7 +190,7 @@ int inspect_main(std::vector<std::string> const& args) {
   positional.add("name", 1);
   po::variables_map vm;
   int code = 0;
-  if (!parse("inspect", "Holders with hold counts, TTL, fencing token, subscribers and the fair queue of a lock.",
+  if (!parse("inspect", "Holders with hold counts, TTL, fencing token, subscribers, the fair queue of a lock, and a read-write lock's mode, readers, writer and waiting writers.",
              options, positional, args, vm, code)) {
     return code;
   }

@@ -1,6 +1,9 @@
 // redisync stress: workers in this process (one owner each) take one lock, read a counter, hold,
 // write counter + 1 and release. Several processes on the same lock and counter must end with the
-// counter equal to the sum of their acquisitions. Prints one JSON summary line.
+// counter equal to the sum of their acquisitions. With a read-write lock, readers instead check that
+// the counter does not change while they hold, and both sides count themselves in and out on
+// `<lock>:readers` and `<lock>:writers`, so that any process sees a write that overlaps another
+// hold. Prints one JSON summary line.
 
 #include "cli/common.hpp"
 
@@ -15,6 +18,7 @@
 #include <fmt/core.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -30,10 +34,12 @@ using boost::system::error_code;
 
 namespace {
 
+enum class stress_kind { lock, fair, read, write };
+
 struct stress_options {
   std::string url;
   std::string lock;
-  bool fair = false;  // --kind fair
+  stress_kind kind = stress_kind::lock;
   int workers = 1;
   int iterations = 100;
   int hold_ms = 0;
@@ -48,6 +54,9 @@ struct stress_options {
 struct totals {
   std::int64_t acquired = 0, released = 0, errors = 0, lost = 0, accepted = 0, rejected = 0;
   std::int64_t unknown = 0;  // writes whose reply was lost with the connection: they may have run
+  // Read-write lock: the most readers seen at once, writes seen overlapping another hold, and reads
+  // that saw the counter change under them.
+  std::int64_t max_concurrent_readers = 0, overlaps = 0, changed_under_read = 0;
 };
 
 class history_log {
@@ -87,10 +96,59 @@ class error_report {
   std::set<std::pair<std::string, error_code>> seen_;
 };
 
+std::string_view kind_name(stress_kind k) {
+  switch (k) {
+    case stress_kind::lock: return "lock";
+    case stress_kind::fair: return "fair";
+    case stress_kind::read: return "read";
+    case stress_kind::write: return "write";
+  }
+  return "";
+}
+
+redisync::lock lock_for(owner const& me, stress_options const& o) {
+  switch (o.kind) {
+    case stress_kind::lock: break;
+    case stress_kind::fair: return me.fair_lock(o.lock);
+    case stress_kind::read: return me.read_write_lock(o.lock).read();
+    case stress_kind::write: return me.read_write_lock(o.lock).write();
+  }
+  return me.lock(o.lock);
+}
+
+// Counts this hold in on its side's key and reads the other side's, in one round trip: of two
+// holds that overlap, the one that counts itself in last sees the other (Redis runs commands in
+// one order). Returns the count on this side, the other side's, and the counter.
+asio::awaitable<std::tuple<error_code, std::int64_t, std::int64_t, resp::value>> count_in(client& c,
+                                                                                          stress_options const& o) {
+  bool const reads = o.kind == stress_kind::read;
+  resp::request req;
+  req.push("INCR", o.lock + (reads ? ":readers" : ":writers"));
+  req.push("GET", o.lock + (reads ? ":writers" : ":readers"));
+  req.push("GET", o.counter);
+  auto [ec, replies] = co_await c.exec(std::move(req), asio::as_tuple(asio::use_awaitable));
+  if (!ec && replies.size() != 3) ec = error::unexpected_reply;
+  if (!ec) ec = check_replies(replies);
+  std::int64_t mine = 0, other = 0;
+  if (!ec) {
+    replies[0].as_integer(mine);
+    if (!replies[1].is_null()) replies[1].as_integer(other);
+  }
+  co_return std::tuple{ec, mine, other, ec ? resp::value{} : std::move(replies[2])};
+}
+
+asio::awaitable<error_code> count_out(client& c, stress_options const& o) {
+  resp::request req;
+  req.push("DECR", o.lock + (o.kind == stress_kind::read ? ":readers" : ":writers"));
+  auto [ec, ignored] = co_await try_command(c, std::move(req));
+  co_return ec;
+}
+
 asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, history_log& log,
                              error_report& report) {
   auto me = c.new_owner();
-  redisync::lock lock = o.fair ? me.fair_lock(o.lock) : me.lock(o.lock);
+  redisync::lock lock = lock_for(me, o);
+  bool const read_write = o.kind == stress_kind::read || o.kind == stress_kind::write;
   auto ex = co_await asio::this_coro::executor;
   for (int i = 0; i < o.iterations; ++i) {
     // The first attempt goes out now: a fair lock serves waiters in this order.
@@ -117,9 +175,23 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
     ++t.acquired;
     log.write("acquired", me.id(), h.token(), {{"valid_until_ns", monotonic_ns(h.valid_until())}});
 
-    resp::request get;
-    get.push("GET", o.counter);
-    auto [gec, current] = co_await try_command(c, std::move(get));
+    error_code gec;
+    resp::value current;
+    if (read_write) {
+      auto [cec, mine, other, counter] = co_await count_in(c, o);
+      gec = cec;
+      current = std::move(counter);
+      if (!cec && o.kind == stress_kind::read) {
+        t.max_concurrent_readers = std::max(t.max_concurrent_readers, mine);
+        if (other > 0) ++t.overlaps;
+      } else if (!cec && (mine > 1 || other > 0)) {
+        ++t.overlaps;
+      }
+    } else {
+      resp::request get;
+      get.push("GET", o.counter);
+      std::tie(gec, current) = co_await try_command(c, std::move(get));
+    }
     std::int64_t value = 0;
     if (!gec && !current.is_null()) current.as_integer(value);
     if (o.hold_ms > 0) {
@@ -151,6 +223,18 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
         ++t.rejected;
         log.write("write_rejected", me.id(), h.token());
       }
+    } else if (o.kind == stress_kind::read) {
+      // A reader writes nothing: the counter must be what it was when the read began.
+      resp::request get;
+      get.push("GET", o.counter);
+      auto [rec, again] = co_await try_command(c, std::move(get));
+      if (rec) {
+        ++t.errors;
+        report.add("read", rec);
+      } else if (again.text() != current.text()) {
+        ++t.changed_under_read;
+        log.write("changed_under_read", me.id(), h.token());
+      }
     } else {
       resp::request set;
       set.push("SET", o.counter, value + 1);
@@ -162,6 +246,12 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
       }
     }
 
+    if (read_write && !gec) {
+      if (auto oec = co_await count_out(c, o)) {
+        ++t.errors;
+        report.add("counting out", oec);
+      }
+    }
     // The worker's use of the hold ends here, or at its deadline if that came first.
     log.write("releasing", me.id(), h.token(), {{"valid_until_ns", monotonic_ns(h.valid_until())}});
     auto [rec] = co_await h.release(asio::as_tuple(asio::use_awaitable));
@@ -216,15 +306,20 @@ asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
   co_await all_done.async_wait(asio::as_tuple(asio::use_awaitable));
   auto const elapsed = double(monotonic_ns() - start) / 1e9;
   c.stop();
-  json::object summary{{"lock", o.lock},         {"kind", o.fair ? "fair" : "lock"},
+  json::object summary{{"lock", o.lock},         {"kind", kind_name(o.kind)},
                        {"workers", o.workers},   {"iterations", o.iterations},
                        {"acquired", t.acquired}, {"released", t.released},
                        {"errors", t.errors},     {"lost", t.lost},
                        {"accepted", t.accepted}, {"rejected", t.rejected},
                        {"unknown", t.unknown},   {"elapsed_s", elapsed},
                        {"pid", ::getpid()}};
+  if (o.kind == stress_kind::read || o.kind == stress_kind::write) {
+    summary["max_concurrent_readers"] = t.max_concurrent_readers;
+    summary["overlaps"] = t.overlaps;
+    summary["changed_under_read"] = t.changed_under_read;
+  }
   std::cout << json::serialize(summary) << std::endl;
-  co_return t.errors == 0 ? 0 : 1;
+  co_return t.errors == 0 && t.overlaps == 0 && t.changed_under_read == 0 ? 0 : 1;
 }
 
 }  // namespace
@@ -235,7 +330,8 @@ int stress_main(std::vector<std::string> const& args) {
   options.add_options()
       ("redis", po::value(&o.url)->required(), "Redis URL, redis://[user:pass@]host:port[/db]")
       ("lock", po::value(&o.lock)->required(), "lock name")
-      ("kind", po::value<std::string>()->default_value("lock"), "lock (reentrant) or fair")
+      ("kind", po::value<std::string>()->default_value("lock"),
+       "lock (reentrant), fair, or read or write (the two sides of a read-write lock)")
       ("workers", po::value(&o.workers)->default_value(1), "workers (one owner each)")
       ("iterations", po::value(&o.iterations)->default_value(100), "critical sections per worker")
       ("hold-ms", po::value(&o.hold_ms)->default_value(0), "time between the read and the write")
@@ -260,8 +356,11 @@ int stress_main(std::vector<std::string> const& args) {
     o.lease_ms = static_cast<int>(in_range("--lease-ms", vm["lease-ms"].as<int>(), 1, one_day_ms));
   }
   auto const kind = vm["kind"].as<std::string>();
-  if (kind != "lock" && kind != "fair") throw usage_error{"--kind must be lock or fair, not '" + kind + "'"};
-  o.fair = kind == "fair";
+  auto const kinds = {stress_kind::lock, stress_kind::fair, stress_kind::read, stress_kind::write};
+  auto const named = std::find_if(kinds.begin(), kinds.end(), [&](stress_kind k) { return kind_name(k) == kind; });
+  if (named == kinds.end()) throw usage_error{"--kind must be lock, fair, read or write, not '" + kind + "'"};
+  o.kind = *named;
+  if (vm.count("fence-key") && o.kind == stress_kind::read) throw usage_error{"a reader writes nothing: no --fence-key"};
   if (vm.count("fence-key")) o.fence_key = vm["fence-key"].as<std::string>();
   if (vm.count("history")) o.history = vm["history"].as<std::string>();
   if (o.counter.empty()) o.counter = o.lock + ":counter";

@@ -84,6 +84,8 @@ void rw_acquire::undo(std::function<void()> then) {
 }
 
 void rw_acquire::complete(error_code ec, bool granted) {
+  auto const& channel = args().channel;
+  if (granted && !writes() && core()->has_waiters(channel)) let_readers_share(core()->queue(channel));
   // A writer that gives up takes its mark away at once: readers need not wait for it to end.
   if (marked_ && !granted && !core()->stopped()) {
     asio::co_spawn(core()->strand(), leave_marks(core(), args().name, args().owner), asio::detached);

@@ -30,6 +30,8 @@ read_renewal_kind const renewal_of_reads;
 
 bool is_writer(std::string_view owner) { return owner.ends_with(":write"); }
 
+bool writer_waits(sync::waiter const& w) { return is_writer(w.owner()); }
+
 }  // namespace
 
 std::string channel_of(std::string_view name) { return lock_protocol::prefixed("redisson_rwlock:", name); }
@@ -70,10 +72,9 @@ script_args force_args(std::string const& name) {
 
 sync::renewal_kind const& read_renewal() { return renewal_of_reads; }
 
-void on_message(sync::waiter_queue& queue, std::string_view) {
-  auto const writer = [](sync::waiter const& w) { return is_writer(w.owner()); };
-  queue.wake_first_or_all(writer);
-}
+void on_message(sync::waiter_queue& queue, std::string_view) { queue.wake_first_or_all(writer_waits); }
+
+void let_readers_share(sync::waiter_queue& queue) { queue.wake_until(writer_waits); }
 
 boost::asio::awaitable<void> leave_marks(std::shared_ptr<sync::client_core> core, std::string name,
                                          std::string writer) {

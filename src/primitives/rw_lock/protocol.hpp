@@ -39,6 +39,9 @@ sync::renewal_kind const& read_renewal();
 // waiting writer tries, or, if none waits, every reader.
 void on_message(sync::waiter_queue& queue, std::string_view message);
 
+// A read was granted: this client's readers queued before its first waiting writer may share it.
+void let_readers_share(sync::waiter_queue& queue);
+
 // Takes a writer that gave up out of the marks, so that readers need not wait for its mark to end.
 boost::asio::awaitable<void> leave_marks(std::shared_ptr<sync::client_core> core, std::string name,
                                          std::string writer);

@@ -43,8 +43,9 @@ local function writers_waiting(marks)
   return math.max(1, tonumber(last[2]) - now)
 end
 
--- The longest time left of any read hold level (0 if none is left).
-local function longest_read(lock, base)
+-- The longest time left of any read hold level (0 if none is left), or the first one found that
+-- is at least `enough` (readers that came together have levels that end together: one is enough).
+local function longest_read(lock, base, enough)
   local fields = redis.call('hgetall', lock)
   local longest = 0
   for i = 1, #fields, 2 do
@@ -52,6 +53,7 @@ local function longest_read(lock, base)
     if fields[i] ~= 'mode' and count then
       for level = count, 1, -1 do
         local left = redis.call('pttl', timeout_key(base, fields[i], level))
+        if left >= enough then return left end
         if left > longest then longest = left end
       end
     end
@@ -138,12 +140,15 @@ local function announce(channel, message, left)
 end
 
 local function read_release(lock, base, owner, channel, retry_arg)
+  -- (Redisson's read unlock always looks at every level; this one only when it must.)
   local held = redis.pcall('hget', lock, owner)
   if type(held) == 'table' then return held end
   local count = tonumber(held or '0') or 0
   if retry_arg ~= '' and count == tonumber(retry_arg) - 1 then return -2 end
   if count <= 0 then return -1 end
-  redis.call('del', timeout_key(base, owner, count))
+  local level = timeout_key(base, owner, count)
+  local ended = redis.call('pttl', level)
+  redis.call('del', level)
   if count > 1 then
     redis.call('hincrby', lock, owner, -1)
   else
@@ -152,7 +157,12 @@ local function read_release(lock, base, owner, channel, retry_arg)
   if redis.call('hlen', lock) > 1 then
     local mode = redis.call('hget', lock, 'mode')
     if mode == 'write' then return count - 1 end  -- the write's lease keeps the hash
-    local longest = longest_read(lock, base)
+    -- The hash lives as long as the longest level (every acquire and renewal keeps it so): unless
+    -- the level that ended was the longest, the hash's time is still right; if it was, another
+    -- level as long keeps it right too.
+    local left = redis.call('pttl', lock)
+    if ended < left then return count - 1 end
+    local longest = longest_read(lock, base, left)
     if longest > 0 then
       redis.call('pexpire', lock, longest)
       return count - 1
@@ -177,7 +187,7 @@ local function write_release(lock, base, writer, lease, channel, retry_arg)
   if redis.call('hlen', lock) > 1 then
     -- The writer's own reads remain: the lock is read now, as long as they last.
     redis.call('hset', lock, 'mode', 'read')
-    local longest = longest_read(lock, base)
+    local longest = longest_read(lock, base, math.huge)
     if longest > 0 then
       redis.call('pexpire', lock, longest)
     else

@@ -1,0 +1,151 @@
+// W6 of WORKLOADS.md: 16 tasks, 8000 critical sections, 90% of them reads (mulberry32, seed 1). A
+// read holds 1 ms, then reads the counter; a write reads it, holds 1 ms and writes it + 1. Run under
+// the read-write lock, then under the reentrant lock (every section exclusive) as the baseline, on
+// the same server. Then each side alone, to count the lock's round trips of one read and one write.
+
+#include "cli/bench.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace redisync::cli::bench {
+
+namespace {
+
+struct w6_run {
+  std::int64_t done = 0, reads = 0, writes = 0, max_readers = 0, counter = 0;
+  std::int64_t read_saw_change = 0;  // a read that saw the counter other than the writes completed
+  std::int64_t write_runs = 0;       // writes that came after a read: writes in a row are cheaper
+  std::vector<double> read_waits, write_waits;
+  double elapsed = 0;
+  bool capped = false;
+  command_delta cmds;
+};
+
+asio::awaitable<void> pause_us(std::int64_t us) {
+  if (us <= 0) co_return;
+  asio::steady_timer t{co_await asio::this_coro::executor, std::chrono::microseconds{us}};
+  co_await t.async_wait(asio::use_awaitable);
+}
+
+asio::awaitable<std::int64_t> read_counter(client& c, std::string const& counter) {
+  resp::request get;
+  get.push("GET", counter);
+  auto v = co_await command(c, std::move(get));
+  std::int64_t n = 0;
+  if (!v.is_null()) v.as_integer(n);
+  co_return n;
+}
+
+// `read_write`: under the read-write lock; otherwise every section under the reentrant lock.
+// `writes`: which sections are writes.
+asio::awaitable<w6_run> run(bench_context& b, bool read_write, std::vector<bool> const& writes,
+                            std::string const& name) {
+  std::string const counter = "bench:w6:counter";
+  resp::request reset;
+  reset.push("SET", counter, "0");
+  co_await b.admin.exec(std::move(reset), asio::use_awaitable);
+  w6_run r;
+  std::int64_t claimed = 0, readers = 0, writes_completed = 0;
+  bool last_was_write = false;
+  bool stop = false;
+  auto const before = co_await command_stats(b.admin);
+  auto const t0 = clock_type::now();
+  auto const total = static_cast<std::int64_t>(writes.size());
+  auto task = [&](int) -> asio::awaitable<void> {
+    auto me = b.c.new_owner();
+    auto rw = me.read_write_lock(name);
+    auto plain = me.lock(name);
+    auto read_side = rw.read();
+    auto write_side = rw.write();
+    while (!stop && claimed < total) {
+      bool const write = writes[static_cast<std::size_t>(claimed++)];
+      auto& l = !read_write ? plain : write ? write_side : read_side;
+      auto const s = clock_type::now();
+      auto h = co_await b.acquire(l);
+      auto const waited = std::chrono::duration<double, std::milli>(clock_type::now() - s).count();
+      if (write && !last_was_write) ++r.write_runs;
+      last_was_write = write;
+      if (write) {
+        r.write_waits.push_back(waited);
+        auto const n = co_await read_counter(b.c, counter);
+        co_await pause_us(b.p.w6_hold_us);
+        resp::request set;
+        set.push("SET", counter, n + 1);
+        co_await command(b.c, std::move(set));
+        ++writes_completed;
+        ++r.writes;
+      } else {
+        r.read_waits.push_back(waited);
+        r.max_readers = std::max(r.max_readers, ++readers);
+        co_await pause_us(b.p.w6_hold_us);
+        // No write can have run since this read began, nor be running: the counter is the count
+        // of writes completed.
+        if (co_await read_counter(b.c, counter) != writes_completed) ++r.read_saw_change;
+        --readers;
+        ++r.reads;
+      }
+      ++r.done;
+      co_await h.release(asio::use_awaitable);
+    }
+  };
+  r.capped = co_await run_tasks(b.p.w6_c, b.p.cap_s, stop, task);
+  r.elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
+  r.cmds = delta(before, co_await command_stats(b.admin), r.done);
+  r.counter = co_await read_counter(b.admin, counter);
+  co_return r;
+}
+
+json::object report(w6_run const& r) {
+  return json::object{{"m", r.done},
+                      {"capped", r.capped},
+                      {"elapsed_s", r2(r.elapsed)},
+                      {"cs_per_s", std::llround(double(r.done) / r.elapsed)},
+                      {"read_cs_per_s", std::llround(double(r.reads) / r.elapsed)},
+                      {"reads", r.reads},
+                      {"writes", r.writes},
+                      {"read_wait_p99_ms", r2(percentile(r.read_waits, 99))},
+                      {"write_wait_p50_ms", r2(percentile(r.write_waits, 50))},
+                      {"write_wait_p99_ms", r2(percentile(r.write_waits, 99))},
+                      {"write_wait_max_ms", r2(percentile(r.write_waits, 100))},
+                      {"max_concurrent_readers", r.max_readers},
+                      {"writes_in_a_row", r2(double(r.writes) / double(std::max<std::int64_t>(r.write_runs, 1)))},
+                      {"counter", r.counter},
+                      {"safety_ok", r.counter == r.writes && r.read_saw_change == 0},
+                      {"cmds_per_cs", r.cmds.per_op},
+                      {"scripts_per_cs", r.cmds.scripts_per_op},
+                      {"cmd_breakdown", r.cmds.breakdown}};
+}
+
+}  // namespace
+
+asio::awaitable<json::object> w6(bench_context& b) {
+  co_await b.warmup("bench:w6:warmup");
+  mulberry32 rng{1};
+  std::vector<bool> writes(static_cast<std::size_t>(b.p.w6_m));
+  for (auto&& w : writes) w = rng.next() >= 0.9;
+  auto const rw = co_await run(b, true, writes, "bench:w6:rw");
+  auto const baseline = co_await run(b, false, writes, "bench:w6:lock");
+  // Each side alone: the lock's script calls of one read and of one write (the data commands
+  // are one GET for a read, a GET and a SET for a write).
+  std::vector<bool> const only_reads(1000, false), only_writes(1000, true);
+  auto const reads_alone = co_await run(b, true, only_reads, "bench:w6:reads");
+  auto const writes_alone = co_await run(b, true, only_writes, "bench:w6:writes");
+  auto out = report(rw);
+  out["read_cs_ratio_to_baseline"] = r2(double(rw.reads) / rw.elapsed / (double(baseline.reads) / baseline.elapsed));
+  out["lock_round_trips_per_read"] = reads_alone.cmds.scripts_per_op;
+  out["lock_round_trips_per_write"] = writes_alone.cmds.scripts_per_op;
+  out["cmds_per_read"] = reads_alone.cmds.per_op;
+  out["cmds_per_write"] = writes_alone.cmds.per_op;
+  out["baseline"] = report(baseline);
+  out["capped"] = rw.capped || baseline.capped || reads_alone.capped || writes_alone.capped;
+  out["safety_ok"] = out["safety_ok"].as_bool() && report(baseline)["safety_ok"].as_bool() &&
+                     report(reads_alone)["safety_ok"].as_bool() && report(writes_alone)["safety_ok"].as_bool();
+  co_return out;
+}
+
+}  // namespace redisync::cli::bench
