@@ -4,7 +4,9 @@
 //   3. a holder whose process is killed loses the lock when its lease ends;
 //   4. a holder paused past its lease is fenced off: its late write is rejected, and it learns
 //      of the loss when it resumes;
-//   5. a fair lock serves 5 processes in the order they queued, and passes over a killed waiter.
+//   5. a fair lock serves 5 processes in the order they queued, and passes over a killed waiter;
+//   6. a read-write lock: reader processes share it, a writer process excludes them, and a writer
+//      is not starved by readers that hold in overlapping turns.
 // Exits 0 only if every check held.
 
 #include "cli/common.hpp"
@@ -15,6 +17,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
@@ -63,6 +66,7 @@ class demo_run {
     co_await crashed_holder();
     co_await paused_holder();
     co_await fair_queue();
+    co_await read_write();
     client_.stop();
     fmt::print("\n{:<44} {:<6} {}\n", "check", "result", "detail");
     fmt::print("{:-<44} {:-<6} {:-<40}\n", "", "", "");
@@ -367,6 +371,82 @@ class demo_run {
     for (auto const& h : second) std::filesystem::remove(h);
     resp::request cleanup;
     cleanup.push("DEL", name + ":counter");
+    co_await cmd(std::move(cleanup));
+  }
+
+  // 6. Three reader processes and one writer process on one read-write lock; then 8 readers of this
+  //    process in overlapping turns, and a writer that must get in within two read holds.
+  asio::awaitable<void> read_write() {
+    auto const name = prefix_ + "rw";
+    say("6. 3 reader processes and 1 writer process share the read-write lock {}", name);
+    auto const dir = std::filesystem::temp_directory_path();
+    std::vector<std::pair<pid_t, std::filesystem::path>> children;
+    for (int i = 0; i < 4; ++i) {
+      bool const reads = i < 3;
+      auto out = dir / fmt::format("redisync-demo-{}-rw{}.out", ::getpid(), i);
+      auto const pid = spawn_stress({"--lock", name, "--kind", reads ? "read" : "write", "--workers", "3",
+                                     "--iterations", reads ? "20" : "10", "--hold-ms", reads ? "20" : "5"},
+                                    out);
+      children.emplace_back(pid, std::move(out));
+    }
+    std::int64_t max_readers = 0, overlaps = 0, changed = 0, writes = 0;
+    bool all_done = true;
+    for (auto const& [pid, out] : children) {
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      std::ifstream in{out};
+      std::string line;
+      std::getline(in, line);
+      std::filesystem::remove(out);
+      try {
+        auto const summary = json::parse(line).as_object();
+        max_readers = std::max(max_readers, summary.at("max_concurrent_readers").as_int64());
+        overlaps += summary.at("overlaps").as_int64();
+        changed += summary.at("changed_under_read").as_int64();
+        if (summary.at("kind").as_string() == "write") writes += summary.at("acquired").as_int64();
+      } catch (std::exception const&) {
+        all_done = false;
+      }
+      all_done = all_done && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    resp::request get;
+    get.push("GET", name + ":counter");
+    auto const counter = co_await cmd(std::move(get));
+    record("readers of several processes share", all_done && max_readers > 1,
+           fmt::format("up to {} readers held at once", max_readers));
+    record("a write overlaps no other hold", all_done && overlaps == 0 && changed == 0 &&
+                                                 counter.text() == std::to_string(writes),
+           fmt::format("{} overlaps, {} reads saw a change, counter {} after {} writes", overlaps, changed,
+                       counter.text(), writes));
+
+    constexpr auto hold = 200ms;
+    say("   8 readers of this process hold it in overlapping turns of {} ms; then a writer asks", hold.count());
+    bool stop = false;
+    int readers_left = 8;
+    auto reader = [&](std::chrono::milliseconds offset) -> asio::awaitable<void> {
+      auto side = client_.new_owner().read_write_lock(name).read();
+      co_await sleep(offset);
+      while (!stop) {
+        auto h = co_await side.acquire(asio::use_awaitable);
+        co_await sleep(hold);
+        co_await h.release(asio::use_awaitable);
+      }
+      --readers_left;
+    };
+    for (int i = 0; i < 8; ++i) asio::co_spawn(ctx_, reader(hold * i / 8), asio::detached);
+    co_await sleep(2 * hold);
+    auto writer = client_.new_owner().read_write_lock(name).write();
+    auto const asked = clock_type::now();
+    auto w = co_await writer.try_acquire(10 * hold, asio::use_awaitable);
+    auto const waited = std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - asked);
+    if (w) co_await w->release(asio::use_awaitable);
+    stop = true;
+    auto const readers_done = [&]() -> asio::awaitable<bool> { co_return readers_left == 0; };
+    co_await poll(readers_done);
+    record("a writer is not starved by readers", w.has_value() && waited < 2 * hold,
+           fmt::format("it held the lock {} ms after asking (readers hold {} ms)", waited.count(), hold.count()));
+    resp::request cleanup;
+    cleanup.push("DEL", name + ":counter", name + ":readers", name + ":writers");
     co_await cmd(std::move(cleanup));
   }
 
