@@ -50,6 +50,7 @@ void acquire_op::begin() {
   if (auto const why = host_->closed()) return finish(why);
   bool const reentrant = prepare();
   // Inside this client, arrive behind the tasks that already wait: no barging past them.
+  if (!reentrant && !p_.once && queues_before_trying()) enqueue();
   if (reentrant || p_.once || queues_on_server() || !host_->has_waiters(p_.channel)) return send_attempt();
   join();
 }
@@ -166,18 +167,22 @@ void acquire_op::on_busy(std::chrono::milliseconds bound) {
     leave();
     return finish({});
   }
-  if (!queued()) return join();
+  if (!queued() || !subscribed_) return join();
   if (woken && !handoff_pending) return send_attempt();  // a message came while it tried
   sleep();
 }
 
 // Subscribe, then try again: an unlock published between the failed try and the subscription
 // would otherwise be missed. Without a subscription (an error), waiting still ends at the bound.
-void acquire_op::join() {
+void acquire_op::enqueue() {
   auto& queue = host_->queue(p_.channel);
   queue.policy = policy();
   queue.push_back(shared_from_this());
   host_->count_waiter(1);
+}
+
+void acquire_op::join() {
+  if (!queued()) enqueue();
   state_ = state::subscribing;
   wait_for(next_look());
   auto on_confirmed = [weak = weak_from_this(), host = std::weak_ptr<wait_host>{host_}, channel = p_.channel](error_code ec) {

@@ -124,6 +124,10 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   // sends its first attempt at once to take its place, and sleeps until it is called by name or
   // its own bound, not behind this client's other waiters.
   virtual bool queues_on_server() const { return false; }
+  // Whether this client's later arrivals queue behind this waiter from its first attempt on, not
+  // only once it is refused (a read-write lock's writer: readers of this client that come while
+  // its attempt is on its way must not get in first).
+  virtual bool queues_before_trying() const { return false; }
   // One attempt; `retry`: an earlier one's outcome was lost, so this one must not count twice.
   virtual io::outgoing attempt(bool retry, bool by_digest) = 0;
   // The reply of an attempt that came after the caller gave up (or error::ambiguous, or
@@ -153,6 +157,7 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   void on_late_reply(std::shared_ptr<late_attempt> const& late, io::error_code ec, io::response const& replies);
   void on_busy(std::chrono::milliseconds bound);
   void join();
+  void enqueue();
   void on_subscribed(io::error_code ec);
   void sleep();
   void wait_for(clock_type::time_point t);  // arms the alarm, which owns this op meanwhile

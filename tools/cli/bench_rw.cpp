@@ -137,8 +137,8 @@ asio::awaitable<json::object> w6(bench_context& b) {
   auto const writes_alone = co_await run(b, true, only_writes, "bench:w6:writes");
   auto out = report(rw);
   out["read_cs_ratio_to_baseline"] = r2(double(rw.reads) / rw.elapsed / (double(baseline.reads) / baseline.elapsed));
-  out["lock_round_trips_per_read"] = reads_alone.cmds.scripts_per_op;
-  out["lock_round_trips_per_write"] = writes_alone.cmds.scripts_per_op;
+  out["lock_script_calls_per_read"] = reads_alone.cmds.scripts_per_op;
+  out["lock_script_calls_per_write"] = writes_alone.cmds.scripts_per_op;
   out["cmds_per_read"] = reads_alone.cmds.per_op;
   out["cmds_per_write"] = writes_alone.cmds.per_op;
   out["baseline"] = report(baseline);

@@ -2,7 +2,8 @@
 
 // Acquiring a side of the read-write lock: the lock's acquire with rw_calls.lua's `read` or `write`.
 // The owner of a write is its field, `<owner>:write`, so that an owner's two sides are two holds.
-// A waiting writer sends its first try at once, past this client's waiting readers, and tries again
+// A writer sends its first try at once, past this client's waiting readers, and this client's
+// readers that come after it queue behind it from then on; a waiting writer tries again
 // at least every third of the marks' liveness to keep its mark; one that gives up takes its mark
 // away at once. A read by an owner that holds the write goes straight to Redis (a downgrade never
 // waits behind the readers that the write keeps out).
@@ -20,6 +21,7 @@ class rw_acquire final : public lock_protocol::lock_acquire {
   bool writes() const noexcept { return side_ == lock_kind::write; }
   bool prefer_writers() const;
   bool queues_on_server() const override { return writes(); }
+  bool queues_before_trying() const override { return writes(); }
   lock_kind kind() const override { return side_; }
   sync::renewal_kind const& hold_renewal() const override;
   bool prepare() override;
