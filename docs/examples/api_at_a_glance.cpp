@@ -13,6 +13,7 @@ asio::awaitable<void> tour(asio::any_io_executor ex) {
   redisync::owner me = c.new_owner();                      // "<client-uuid>:<n>"; c.make_owner(id)
   redisync::lock lock = me.lock("orders:42");              // a handle: no I/O
   redisync::fair_lock fifo = me.fair_lock("reports");      // the same operations, served in arrival order
+  redisync::read_write_lock rw = me.read_write_lock("prices");  // rw.read(), rw.write(): lock handles
   redisync::held h = co_await lock.acquire(use_awaitable); // waits; the watchdog renews the lease
   redisync::held fixed = co_await lock.acquire(30s, use_awaitable);            // re-enters; fixed lease
   std::optional<redisync::held> maybe = co_await lock.try_acquire(2s, use_awaitable);  // empty if not in 2 s

@@ -79,3 +79,15 @@ asio::awaitable<void> fair(redisync::owner const& me) {
   redisync::held turn = co_await fifo.acquire(use_awaitable);  // served in arrival order
   co_await turn.release(use_awaitable);
 }
+
+asio::awaitable<void> read_write(redisync::owner const& me) {
+  redisync::read_write_lock prices = me.read_write_lock("prices");  // a handle: no I/O
+  redisync::lock reading = prices.read();                          // shared with other readers
+  redisync::lock writing = prices.write();                         // alone
+  redisync::held w = co_await writing.acquire(use_awaitable);     // a fresh fencing token
+  redisync::held r = co_await reading.acquire(use_awaitable);     // the writer may read too
+  co_await w.release(use_awaitable);                              // a downgrade: still reading
+  auto [ec, none] = co_await writing.try_acquire(1s, asio::as_tuple(use_awaitable));
+  // ec == redisync::error::upgrade_refused, at once: a reader cannot become a writer
+  co_await r.release(use_awaitable);
+}

@@ -1,6 +1,6 @@
 // The read-write lock across real processes (`redisync stress --kind read|write`) and across a
-// restart of Redis: readers share and no write overlaps anything, a killed reader's holds expire,
-// and a restart without persistence ends every hold.
+// restart of Redis: readers share and no write overlaps anything, a killed reader's holds expire
+// (and `inspect` shows them until then), and a restart without persistence ends every hold.
 
 #include <redisync/redisync.hpp>
 
@@ -63,6 +63,17 @@ BOOST_AUTO_TEST_CASE(a_killed_readers_holds_expire_and_free_a_writer_within_the_
                          "--hold-ms", "60000", "--watchdog-ms", "1000"},
                         dir.path, "reader"};
   BOOST_TEST_REQUIRE(poll_until([&] { return redis.command({"HLEN", "rw:killed"}).integer() == 4; }, 20s));
+  // inspect shows the mode and each reader with the time left of its level.
+  child inspect{REDISYNC_TOOL_PATH, {"inspect", "--redis", redis.url(), "rw:killed", "--json"}, dir.path / "inspect.out"};
+  BOOST_TEST_REQUIRE(inspect.wait(10s));
+  auto const shown = inspect.lines().at(0).at("read_write").as_object();
+  BOOST_TEST(shown.at("mode").as_string() == "read");
+  BOOST_TEST(shown.at("writer").is_null());
+  BOOST_TEST_REQUIRE(shown.at("readers").as_array().size() == 3u);
+  for (auto const& r : shown.at("readers").as_array()) {
+    BOOST_TEST(r.at("count").as_int64() == 1);
+    BOOST_TEST(r.at("ttls_ms").as_array().at(0).as_int64() > 0);
+  }
   reader.kill_hard();
   auto const killed = std::chrono::steady_clock::now();
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
