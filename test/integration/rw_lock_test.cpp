@@ -5,6 +5,7 @@
 
 #include "support/lock_fixture.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
@@ -286,6 +287,38 @@ BOOST_FIXTURE_TEST_CASE(a_writer_that_gives_up_takes_its_mark_away_and_readers_g
     BOOST_TEST(shared.has_value());
     if (shared) co_await shared->release(asio::use_awaitable);
     co_await r.release(asio::use_awaitable);
+    redisync::test::expect_nothing_left(redis);
+  });
+}
+
+BOOST_FIXTURE_TEST_CASE(a_cancelled_waiting_writer_or_reader_ends_with_operation_aborted_and_leaves_no_mark, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto r = co_await c.new_owner().read_write_lock("rw:cancel").read().acquire(asio::use_awaitable);
+    asio::cancellation_signal cancel_writer;
+    std::optional<error_code> writer_error;
+    auto const on_writer = [&](error_code e, held) { writer_error = e; };
+    c.new_owner().read_write_lock("rw:cancel").write().acquire(asio::bind_cancellation_slot(cancel_writer.slot(), on_writer));
+    auto const marked = [&] { return redis.command({"EXISTS", "redisync_rwlock_writers:{rw:cancel}"}).integer() == 1; };
+    co_await redisync::test::wait_until(marked, 5s);
+    // A reader waits behind the marked writer, and is cancelled too.
+    asio::cancellation_signal cancel_reader;
+    std::optional<error_code> reader_error;
+    auto const on_reader = [&](error_code e, held) { reader_error = e; };
+    c.new_owner().read_write_lock("rw:cancel").read().acquire(asio::bind_cancellation_slot(cancel_reader.slot(), on_reader));
+    co_await pause(100ms);
+    BOOST_TEST(!reader_error.has_value());
+    cancel_reader.emit(asio::cancellation_type::terminal);
+    cancel_writer.emit(asio::cancellation_type::terminal);
+    auto const ended = [&] {
+      return writer_error.has_value() && reader_error.has_value() &&
+             redis.command({"EXISTS", "redisync_rwlock_writers:{rw:cancel}"}).integer() == 0;
+    };
+    co_await redisync::test::wait_until(ended, 2s);
+    BOOST_TEST((*writer_error == asio::error::operation_aborted), writer_error->message());
+    BOOST_TEST((*reader_error == asio::error::operation_aborted), reader_error->message());
+    BOOST_TEST(redis.command({"HLEN", "rw:cancel"}).integer() == 2);  // `mode` and the one reader
+    co_await r.release(asio::use_awaitable);
+    co_await c.flush_subscriptions(asio::use_awaitable);
     redisync::test::expect_nothing_left(redis);
   });
 }

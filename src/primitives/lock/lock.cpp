@@ -19,8 +19,7 @@ asio::any_io_executor lock::get_executor() const { return core_->strand(); }
 
 namespace {
 
-// The hash field of a side of a read-write lock; any other lock's owner is its field.
-std::string field_of(lock_kind kind, std::string const& owner) { return detail::rw_protocol::field_of(kind, owner); }
+using detail::rw_protocol::field_of;  // a write side's hash field; any other lock's is the owner
 
 bool is_read_write(lock_kind kind) { return kind == lock_kind::read || kind == lock_kind::write; }
 

@@ -82,8 +82,10 @@ local function read(lock, marks, base, owner, lease, retry_arg, give_way)
       if wait then return {wait} end
     end
   end
+  -- (A count that is no number makes HINCRBY fail; it can only be in a hash that has a mode.)
+  count = redis.pcall('hincrby', lock, owner, 1)
+  if type(count) == 'table' then return count end
   if not mode then redis.call('hset', lock, 'mode', 'read') end
-  count = redis.call('hincrby', lock, owner, 1)
   redis.call('set', timeout_key(base, owner, count), '1', 'PX', lease)
   if redis.call('pttl', lock) < tonumber(lease) then redis.call('pexpire', lock, lease) end
   return {'0', count}
@@ -114,7 +116,8 @@ local function write(lock, marks, token_key, writer, lease, retry_arg, liveness,
     if redis.call('hexists', lock, writer) == 1 then
       local token = redis.pcall('get', token_key)
       if type(token) == 'table' then return token end
-      local count = redis.call('hincrby', lock, writer, 1)
+      local count = redis.pcall('hincrby', lock, writer, 1)
+      if type(count) == 'table' then return count end
       redis.call('pexpire', lock, lease)
       return {token or '0', count}
     end
