@@ -12,7 +12,6 @@
 #include <redisync/lock.hpp>
 
 #include <string>
-#include <string_view>
 
 namespace redisync {
 
