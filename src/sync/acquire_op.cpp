@@ -206,8 +206,10 @@ void acquire_op::on_subscribed(error_code) {
   state_ = state::idle;
   if (queues_on_server()) {
     // Messages and replies share the connection: a subscription confirmed before the busy reply
-    // came missed no message since the attempt ran. One confirmed later may have: look again.
-    if (!joining_) return send_attempt();
+    // came missed no message since the attempt ran. One confirmed later may have: look again. So
+    // does a waiter asked to try while its attempt was out: the release that woke it may have run
+    // after the attempt (in the same script call, whose reply comes after the message).
+    if (!joining_ || woken) return send_attempt();
     return sleep();
   }
   // The head tries; so does a waiter woken while it subscribed (a policy that wakes more than one).

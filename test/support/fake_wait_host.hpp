@@ -91,7 +91,8 @@ class fake_wait_host final : public sync::wait_host, public std::enable_shared_f
   }
   void subscribe(std::string const& channel, detail::routing::slot_type,
                  std::function<void(io::error_code)> confirmed) override {
-    ++subscribed[channel];
+    // A channel this client listens to already confirms at once, as the client's channels do.
+    if (subscribed[channel]++ > 0 && confirm_at_once) return confirmed({});
     confirmations.push_back(std::move(confirmed));
   }
   void unsubscribe(std::string const& channel) override { --subscribed[channel]; }
@@ -145,6 +146,7 @@ class fake_wait_host final : public sync::wait_host, public std::enable_shared_f
   std::vector<std::function<void(io::error_code)>> loads;
   std::map<std::string, int> subscribed;
   std::vector<std::function<void(io::error_code)>> confirmations;
+  bool confirm_at_once = false;  // a second subscription to a channel is confirmed within the call
   std::vector<fake_alarm*> alarms;  // the ops own them
   std::map<fake_alarm*, std::shared_ptr<void>> owners;
 };

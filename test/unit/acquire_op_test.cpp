@@ -32,8 +32,11 @@ class scripted_acquire final : public core::acquire_op {
   int undone = 0;
   bool hold_undo = false;             // keep an undo running until the test ends it
   std::function<void()> pending_undo;
+  bool server_queue = false;  // a waiter of a lock that keeps its order on the server (a writer, a fair lock)
 
  private:
+  bool queues_on_server() const override { return server_queue; }
+  bool queues_before_trying() const override { return server_queue; }
   error_code check_arguments() const override { return {}; }
   bool prepare() override { return false; }
   redisync::detail::script const& attempt_script() const override { return test_script; }
@@ -72,13 +75,15 @@ struct fixture {
   ~fixture() { host->drop_pending(); }
 
   std::shared_ptr<scripted_acquire> start(std::optional<std::chrono::milliseconds> wait = std::nullopt,
-                                          std::string owner = "owner-1", bool cancellable = true) {
+                                          std::string owner = "owner-1", bool cancellable = true,
+                                          bool server_queue = false) {
     core::acquire_op::params p{.name = "lock", .owner = owner, .channel = "channel",
                                .slot = 0,
                                .deadline = wait ? std::optional{host->clock + *wait} : std::nullopt,
                                .once = wait && wait->count() == 0};
     auto op = std::make_shared<scripted_acquire>(host, std::move(p));
     if (cancellable) op->enable_attempt_cancellation();
+    op->server_queue = server_queue;
     op->start();
     return op;
   }
@@ -141,6 +146,27 @@ BOOST_AUTO_TEST_CASE(a_message_wakes_the_first_waiter_at_once_and_only_it) {
   BOOST_TEST(first->held);
   BOOST_TEST(!second->result.has_value());
   BOOST_TEST(f.host->queues["channel"].is_head(*second));
+}
+
+// A wake-up that comes while the first attempt is in flight (the release that frees the lock ran in
+// the same script call behind it, so its message comes before the busy reply) is not lost when the
+// channel's subscription, already there for another waiter, is confirmed within the call.
+BOOST_AUTO_TEST_CASE(a_server_queued_waiter_woken_during_its_first_attempt_tries_again_at_once) {
+  fixture f;
+  f.host->confirm_at_once = true;
+  auto other = f.start(std::nullopt, "reader");
+  f.host->reply({}, busy(10000));
+  f.host->confirm_subscriptions();
+  f.host->reply({}, busy(10000));
+  auto writer = f.start(std::nullopt, "writer", true, true);
+  BOOST_TEST_REQUIRE(f.host->unanswered() == 1u);
+  auto const is_writer = [](core::waiter const& w) { return w.owner() == "writer"; };
+  f.host->queues["channel"].wake_first_or_all(is_writer);
+  f.host->reply({}, busy(333));
+  BOOST_TEST(f.host->unanswered() == 1u);  // not asleep until its bound
+  f.host->reply({}, granted());
+  BOOST_TEST(writer->held);
+  BOOST_TEST(!other->result.has_value());
 }
 
 // The queue of a channel goes when its last waiter leaves, policy and all: every waiter that joins
