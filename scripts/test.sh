@@ -19,23 +19,36 @@ if ! cmp -s test/interop/package.json build/interop/package.json 2>/dev/null; th
 fi
 
 jobs=$(nproc)
+# A failing tier's whole output is shown (ctest keeps only its first 300 KB otherwise), and its
+# failed checks again at the end, where they are easy to find.
+run_ctest() {
+  local log
+  log=$(mktemp)
+  if ! ctest --test-output-size-failed 16000000 "$@" 2>&1 | tee "$log"; then
+    echo "---- failed checks:"
+    grep -a -E 'error: in "|fatal error|critical check|[*]{3}|Exception|Sanitizer' "$log" | tail -n 60
+    rm -f "$log"
+    exit 1
+  fi
+  rm -f "$log"
+}
 cmake --preset debug >/dev/null
 cmake --build --preset debug -j "$jobs"
 # Soak tests carry the label "soak" and only run when asked for (CTEST_ARGS='-L soak'); their
 # report is shown afterwards.
 if [[ "${CTEST_ARGS:-}" == *soak* ]]; then
   rm -f build/debug/test/soak-report.txt
-  ctest --preset debug -j 1 ${CTEST_ARGS}
+  run_ctest --preset debug -j 1 ${CTEST_ARGS}
   cat build/debug/test/soak-report.txt
 else
-  ctest --preset debug -j 1 --label-exclude soak ${CTEST_ARGS:-}
+  run_ctest --preset debug -j 1 --label-exclude soak ${CTEST_ARGS:-}
 fi
 
 # The thread tier again, under ThreadSanitizer (a build of the library and that tier alone).
 if [[ -z "${CTEST_ARGS:-}" ]]; then
   cmake --preset tsan >/dev/null
   cmake --build --preset tsan -j "$jobs"
-  ctest --preset tsan
+  run_ctest --preset tsan
 fi
 
 fuzz_seconds=${FUZZ_SECONDS:-60}

@@ -57,6 +57,16 @@ inline std::vector<boost::json::object> json_lines(std::filesystem::path const& 
   return out;
 }
 
+// The last `n` lines of a text file, for a failure's message.
+inline std::string tail_of(std::filesystem::path const& file, std::size_t n) {
+  std::vector<std::string> lines;
+  std::ifstream in{file};
+  for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
+  std::string out;
+  for (auto i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i) out += lines[i] + '\n';
+  return out;
+}
+
 // A program in its own process; stdout goes to `out` (and stderr to `err`, if given). Killed when
 // the object goes away.
 class child {
