@@ -149,6 +149,11 @@ void client_core::forget_hold(std::shared_ptr<hold_state> const& hold) {
   holds_count_ = holds_.size();
 }
 
+bool client_core::keeps_hold_on(std::string const& channel) const {
+  auto [first, last] = holds_by_channel_.equal_range(channel);
+  return std::any_of(first, last, [](auto const& h) { return h.second->active() && h.second->levels_held > 0; });
+}
+
 bool client_core::holds(std::string_view owner, std::string_view name) const {
   auto const key = hold_key(owner, name);
   std::lock_guard const guard{holds_mutex_};

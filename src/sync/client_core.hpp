@@ -87,6 +87,9 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   // Fully released, or no level of it left to this client's guards.
   void finish_hold(std::shared_ptr<hold_state> const& hold);
   void wake_first_waiter(std::string const& channel);
+  // Whether the application keeps a level of any hold of this client that `channel` concerns
+  // (levels on their way to being released do not count).
+  bool keeps_hold_on(std::string const& channel) const;
 
   void emit(event_kind kind, event_level level, std::string_view lock, std::string_view owner = {},
             error_code ec = {}, std::string_view detail = {}) const override;

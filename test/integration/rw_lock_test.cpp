@@ -275,6 +275,30 @@ BOOST_FIXTURE_TEST_CASE(a_final_read_release_wakes_a_waiting_writer_of_another_c
   });
 }
 
+// Inside one client, the waiters do not wait for the unlock message: when the client's last hold
+// of the lock is released, its waiting writer tries behind the release. Here no message can come
+// (the client may not subscribe) and the writer's own bound is 10 s away.
+BOOST_FIXTURE_TEST_CASE(a_writer_waiting_behind_this_clients_last_reader_tries_as_it_is_released, lock_env) {
+  redis.command({"ACL", "SETUSER", "default", "-subscribe"});
+  run(
+      [&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+        auto r1 = co_await c.new_owner().read_write_lock("rw:local").read().acquire(asio::use_awaitable);
+        auto r2 = co_await c.new_owner().read_write_lock("rw:local").read().acquire(asio::use_awaitable);
+        background_acquire writer{ctx, c.new_owner().read_write_lock("rw:local").write()};
+        auto const marked = [&] { return redis.command({"ZCARD", "redisync_rwlock_writers:{rw:local}"}).integer() == 1; };
+        co_await redisync::test::wait_until(marked, 5s);
+        co_await r1.release(asio::use_awaitable);  // another reader of this client still holds
+        co_await pause(50ms);
+        BOOST_TEST(!writer.result().has_value());
+        co_await r2.release(asio::use_awaitable);
+        BOOST_TEST_REQUIRE(co_await writer.wait(3s));
+        BOOST_TEST_REQUIRE(writer.result().has_value());
+        co_await writer.result()->release(asio::use_awaitable);
+        redisync::test::expect_nothing_left(redis);
+      },
+      [](redisync::config& cfg) { cfg.fair_waiter_liveness = 30s; });
+}
+
 BOOST_FIXTURE_TEST_CASE(a_writer_that_gives_up_takes_its_mark_away_and_readers_go_on, lock_env) {
   run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
     auto r = co_await c.new_owner().read_write_lock("rw:giveup").read().acquire(asio::use_awaitable);
