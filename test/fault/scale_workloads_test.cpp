@@ -1,5 +1,5 @@
-// The scale workloads of `redisync bench` (S1-S3) at a size CI can afford, each on its own
-// redis-server: the same JSON line as the full runs, and the same promises.
+// The scale workloads of `redisync bench` (S1-S3), and W6 of the read-write lock, at a size CI can
+// afford, each on its own redis-server: the same JSON line as the full runs, and the same promises.
 
 #include "process/redis_server.hpp"
 #include "support/processes.hpp"
@@ -35,6 +35,9 @@ boost::json::object bench(std::vector<std::string> args, std::vector<std::pair<c
 }
 
 double number(boost::json::object const& o, char const* field) { return o.at(field).to_number<double>(); }
+double number(boost::json::object const& o, char const* inner, char const* field) {
+  return number(o.at(inner).as_object(), field);
+}
 
 }  // namespace
 
@@ -67,6 +70,23 @@ BOOST_AUTO_TEST_CASE(s3_reconnect_churn_keeps_the_hold_and_wakes_no_herd) {
   BOOST_TEST(number(r, "spurious_reconnects") == 0);
   BOOST_TEST(number(r, "scripts_per_reconnect") <= 1);
   BOOST_TEST(number(r, "fds_after") == number(r, "fds_before"));
+}
+
+// W6 at CI size, in one process and in two: readers share, nothing overlaps a write, the counter
+// is exact (the speed is for the release build's figures, not for this test).
+BOOST_AUTO_TEST_CASE(w6_readers_share_and_no_write_overlaps_in_one_process_or_two) {
+  auto const r = bench({"--workload", "W6"}, {{"W6_M", "400"}, {"W6_HOLD_US", "2000"}, {"W6_P", "2"}});
+  BOOST_TEST(r.at("safety_ok").as_bool());
+  BOOST_TEST(number(r, "max_concurrent_readers") > 1);
+  BOOST_TEST(number(r, "baseline", "max_concurrent_readers") == 1);
+  auto const& split = r.at("across_processes").as_object();
+  BOOST_TEST(number(split, "processes") == 2);
+  BOOST_TEST(number(split, "m") == 400);
+  BOOST_TEST(number(split, "overlaps") == 0);
+  BOOST_TEST(number(split, "max_concurrent_readers") > 1);
+  BOOST_TEST(number(split, "baseline", "overlaps") == 0);
+  BOOST_TEST(number(split, "baseline", "max_concurrent_readers") == 1);
+  BOOST_TEST(split.at("safety_ok").as_bool());
 }
 
 // Without ASan's quarantine a freed block is reused at once, so the resident size shows a leak:

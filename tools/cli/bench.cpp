@@ -3,7 +3,8 @@
 //   redisync bench --redis URL --workload W1 [--watchdog]
 //   redisync bench PORT W1 [--watchdog]            (how run.sh calls EXTRA_PEERS)
 //   redisync bench PORT W5C [--kind fair]          (the child of shared/peers/w5.py)
-// W6, read-mostly under the read-write lock with the reentrant lock as its baseline (bench_rw.cpp),
+// W6, read-mostly under the read-write lock with the reentrant lock as its baseline, in one process
+// and across W6_P processes (bench_rw.cpp; `bench W6C` is such a process),
 // and the scale workloads S1 [--cold], S2, S3 (bench_scale.cpp).
 
 #include "cli/bench.hpp"
@@ -269,7 +270,7 @@ asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::s
   admin.start();
   co_await connect(c);
   co_await connect(admin);
-  bench_context b{p, watchdog, c, admin};
+  bench_context b{p, watchdog, c, admin, url};
   json::object result;
   if (workload == "W1") {
     result = co_await w1(b);
@@ -281,6 +282,8 @@ asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::s
     result = co_await w5c(b, fair);
   } else if (workload == "W6") {
     result = co_await w6(b);
+  } else if (workload == "W6C") {
+    result = co_await w6c(b);
   } else if (workload == "S1") {
     result = co_await s1(b, cold);
   } else if (workload == "S2") {
@@ -311,7 +314,7 @@ int bench_main(std::vector<std::string> const& args) {
   po::options_description options{"bench options"};
   options.add_options()
       ("redis", po::value(&url), "Redis URL")
-      ("workload", po::value(&workload), "W1, W2, W3, W4, W5C, W6, S1, S2 or S3")
+      ("workload", po::value(&workload), "W1, W2, W3, W4, W5C, W6, W6C, S1, S2 or S3")
       ("port", po::value(&port), "port of a Redis on 127.0.0.1 (first positional argument)")
       ("watchdog", "no fixed lease: LEASE_MS is the watchdog lease, renewed every third of it")
       ("cold", "S1 on a cold script cache (SCRIPT FLUSH first)")
@@ -327,9 +330,10 @@ int bench_main(std::vector<std::string> const& args) {
   }
   if (url.empty() && !port.empty()) url = "redis://127.0.0.1:" + port;
   if (url.empty() || workload.empty()) throw usage_error{"give --redis URL --workload W (or PORT WORKLOAD)"};
-  static constexpr std::array<std::string_view, 9> workloads{"W1", "W2", "W3", "W4", "W5C", "W6", "S1", "S2", "S3"};
+  static constexpr std::array<std::string_view, 10> workloads{"W1", "W2", "W3", "W4", "W5C", "W6", "W6C",
+                                                               "S1", "S2", "S3"};
   if (std::find(workloads.begin(), workloads.end(), workload) == workloads.end()) {
-    throw usage_error{fmt::format("unknown workload '{}' (W1, W2, W3, W4, W5C, W6, S1, S2, S3)", workload)};
+    throw usage_error{fmt::format("unknown workload '{}' (W1, W2, W3, W4, W5C, W6, W6C, S1, S2, S3)", workload)};
   }
   auto const kind = vm["kind"].as<std::string>();
   if (kind != "lock" && kind != "fair") throw usage_error{"--kind must be lock or fair, not '" + kind + "'"};

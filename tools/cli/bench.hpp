@@ -93,6 +93,7 @@ struct bench_context {
   bool watchdog = false;
   client& c;
   client& admin;  // a second client: its commands are not the lock's
+  std::string url;  // of the server, for child processes
 
   lock make(owner const& me, std::string key) const { return me.lock(std::move(key)); }
 
@@ -123,6 +124,8 @@ std::int64_t open_fds();
 
 // W6, read-mostly, under the read-write lock and, as its baseline, the reentrant lock (bench_rw.cpp).
 asio::awaitable<json::object> w6(bench_context& b);
+// One process's share of W6 across processes, started by w6 (`bench W6C`).
+asio::awaitable<json::object> w6c(bench_context& b);
 
 // The scale workloads (bench_scale.cpp): S1 with `cold` true or false, S2, S3.
 asio::awaitable<json::object> s1(bench_context& b, bool cold);
