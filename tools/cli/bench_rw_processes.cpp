@@ -1,0 +1,234 @@
+// W6 across processes: the parent starts W6_P children of this program (`bench W6C`), each with
+// its share of the sections (every W6_P-th) and W6_C / W6_P tasks. They warm up, say they are
+// ready, start together when the parent says go, and report every hold's interval on the
+// machine's monotonic clock, from which the parent finds holds that overlap a write and the
+// readers at once across processes.
+
+#include "cli/bench_rw.hpp"
+
+#include "process/child.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace redisync::cli::bench {
+
+namespace {
+
+// The keys of one run's start: the children's `ready` list and the parent's `go`.
+std::string run_key(std::string_view what, std::int64_t run_id) {
+  return fmt::format("bench:w6:{}:{}", what, run_id);
+}
+
+// Holds that overlap an exclusive one (a write, or any hold of the baseline), and the most readers
+// at once, by a sweep over the intervals' ends.
+struct sweep_result {
+  std::int64_t overlaps = 0, max_readers = 0;
+};
+
+sweep_result sweep(std::vector<interval> const& holds, bool all_exclusive) {
+  struct edge {
+    std::int64_t at;
+    int delta;  // +1 begins (after every end at the same instant), -1 ends
+    bool exclusive;
+  };
+  std::vector<edge> edges;
+  edges.reserve(holds.size() * 2);
+  for (auto const& h : holds) {
+    bool const exclusive = all_exclusive || h.write;
+    edges.push_back({h.from_ns, 1, exclusive});
+    edges.push_back({h.to_ns, -1, exclusive});
+  }
+  std::sort(edges.begin(), edges.end(), [](edge const& a, edge const& b) {
+    return a.at != b.at ? a.at < b.at : a.delta < b.delta;
+  });
+  sweep_result out;
+  std::int64_t readers = 0, exclusive = 0;
+  for (auto const& e : edges) {
+    if (e.delta > 0 && (exclusive > 0 || (e.exclusive && readers > 0))) ++out.overlaps;
+    (e.exclusive ? exclusive : readers) += e.delta;
+    out.max_readers = std::max(out.max_readers, readers);
+  }
+  return out;
+}
+
+// Polls `done` every millisecond for up to `limit`.
+template <class Condition>
+asio::awaitable<bool> poll(Condition done, std::chrono::milliseconds limit) {
+  auto const deadline = clock_type::now() + limit;
+  asio::steady_timer t{co_await asio::this_coro::executor};
+  while (!(co_await done())) {
+    if (clock_type::now() > deadline) co_return false;
+    t.expires_after(std::chrono::milliseconds{1});
+    co_await t.async_wait(asio::use_awaitable);
+  }
+  co_return true;
+}
+
+asio::awaitable<std::int64_t> list_length(client& admin, std::string const& key) {
+  resp::request req;
+  req.push("LLEN", key);
+  co_return (co_await command(admin, std::move(req))).integer();
+}
+
+json::array numbers(std::vector<double> const& v) {
+  json::array out;
+  for (auto x : v) out.emplace_back(x);
+  return out;
+}
+
+std::vector<double> doubles(json::value const& v) {
+  std::vector<double> out;
+  for (auto const& x : v.as_array()) out.push_back(x.to_number<double>());
+  return out;
+}
+
+}  // namespace
+
+std::int64_t w6_processes() { return env_number("W6_P", 2, 1, 64); }
+
+asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_write) {
+  auto const processes = w6_processes();
+  auto const run_id = static_cast<std::int64_t>(::getpid()) * 10 + (read_write ? 1 : 0);
+  resp::request reset;
+  reset.push("SET", counter_key, "0");
+  reset.push("DEL", run_key("ready", run_id), run_key("go", run_id));
+  co_await b.admin.exec(std::move(reset), asio::use_awaitable);
+  auto const dir = std::filesystem::temp_directory_path() / fmt::format("redisync-w6-{}", run_id);
+  std::filesystem::create_directories(dir);
+  // The children inherit this environment: the knobs, and which share is theirs.
+  ::setenv("W6_P", std::to_string(processes).c_str(), 1);
+  ::setenv("W6_RW", read_write ? "1" : "0", 1);
+  ::setenv("W6_RUN", std::to_string(run_id).c_str(), 1);
+  ::setenv("W6_C", std::to_string(std::max<std::int64_t>(1, b.p.w6_c / processes)).c_str(), 1);
+  std::vector<std::string> args{"bench", "--redis", b.url, "--workload", "W6C"};
+  if (b.watchdog) args.push_back("--watchdog");
+  std::vector<pid_t> children;
+  for (std::int64_t i = 0; i < processes; ++i) {
+    ::setenv("W6_PROC", std::to_string(i).c_str(), 1);
+    children.push_back(process::spawn_child("/proc/self/exe", args, {.stdout_file = dir / fmt::format("{}.json", i)}));
+  }
+  auto const all_ready = [&]() -> asio::awaitable<bool> {
+    co_return co_await list_length(b.admin, run_key("ready", run_id)) == processes;
+  };
+  bool const ready = co_await poll(all_ready, std::chrono::seconds{30});
+  auto const before = co_await command_stats(b.admin);  // after the children's warm-up
+  if (ready) {
+    resp::request go;
+    go.push("SET", run_key("go", run_id), "1");
+    co_await b.admin.exec(std::move(go), asio::use_awaitable);
+  }
+  std::int64_t exited = 0;
+  auto const all_exited = [&]() -> asio::awaitable<bool> {
+    for (auto& pid : children) {
+      if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == pid) {
+        pid = -1;
+        ++exited;
+      }
+    }
+    co_return exited == processes;
+  };
+  bool finished = false;
+  if (ready) finished = co_await poll(all_exited, std::chrono::seconds{b.p.cap_s + 30});
+  for (auto pid : children) {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+  w6_run r;
+  r.capped = !finished;
+  std::int64_t first_ns = std::numeric_limits<std::int64_t>::max(), last_ns = 0;
+  for (std::int64_t i = 0; i < processes; ++i) {
+    std::ifstream in{dir / fmt::format("{}.json", i)};
+    std::string line;
+    if (!std::getline(in, line) || line.empty()) {
+      r.capped = true;
+      continue;
+    }
+    auto const share = json::parse(line).as_object();
+    if (share.at("capped").as_bool()) r.capped = true;
+    if (!share.contains("holds")) continue;  // it never started
+    r.done += share.at("done").as_int64();
+    r.reads += share.at("reads").as_int64();
+    r.writes += share.at("writes").as_int64();
+    r.write_runs += share.at("write_runs").as_int64();
+    for (auto x : doubles(share.at("read_waits"))) r.read_waits.push_back(x);
+    for (auto x : doubles(share.at("write_waits"))) r.write_waits.push_back(x);
+    first_ns = std::min(first_ns, share.at("start_ns").as_int64());
+    last_ns = std::max(last_ns, share.at("end_ns").as_int64());
+    for (auto const& h : share.at("holds").as_array()) {
+      auto const& a = h.as_array();
+      r.holds.push_back({a[0].as_int64() == 1, a[1].as_int64(), a[2].as_int64()});
+    }
+  }
+  std::filesystem::remove_all(dir);
+  resp::request tidy;
+  tidy.push("DEL", run_key("ready", run_id), run_key("go", run_id));
+  co_await b.admin.exec(std::move(tidy), asio::use_awaitable);
+  r.elapsed = last_ns > first_ns ? double(last_ns - first_ns) / 1e9 : 1e-9;
+  r.cmds = delta(before, co_await command_stats(b.admin), r.done);
+  r.counter = co_await read_counter(b.admin, counter_key);
+  auto const found = sweep(r.holds, !read_write);
+  // Under the baseline's lock, reads at once must be 1 as well.
+  r.max_readers = (read_write ? found : sweep(r.holds, false)).max_readers;
+  auto out = report(r);
+  out["processes"] = processes;
+  out["overlaps"] = found.overlaps;
+  out["safety_ok"] = out["safety_ok"].as_bool() && found.overlaps == 0 && !r.capped;
+  co_return out;
+}
+
+// One child of w6_across_processes: its share of the sections (every W6_P-th, from its index), with
+// W6_C tasks, started when the parent says go; every hold's interval goes to the parent.
+asio::awaitable<json::object> w6c(bench_context& b) {
+  auto const processes = w6_processes();
+  auto const index = env_number("W6_PROC", 0, 0, processes - 1);
+  bool const read_write = env_number("W6_RW", 1, 0, 1) == 1;
+  auto const run_id = env_number("W6_RUN", 0, 0, many * 100);
+  co_await b.warmup(fmt::format("bench:w6:warmup:{}", index));
+  auto const all = section_kinds(b.p.w6_m);
+  std::vector<bool> mine;
+  for (std::size_t i = static_cast<std::size_t>(index); i < all.size(); i += static_cast<std::size_t>(processes)) {
+    mine.push_back(all[i]);
+  }
+  resp::request ready;
+  ready.push("RPUSH", run_key("ready", run_id), index);
+  co_await command(b.admin, std::move(ready));
+  auto const go = [&]() -> asio::awaitable<bool> {
+    resp::request req;
+    req.push("EXISTS", run_key("go", run_id));
+    co_return (co_await command(b.admin, std::move(req))).integer() == 1;
+  };
+  bool const started = co_await poll(go, std::chrono::seconds{60});
+  if (!started) co_return json::object{{"capped", true}};
+  auto const start_ns = monotonic_ns(clock_type::now());
+  auto const name = read_write ? "bench:w6:rw:split" : "bench:w6:lock:split";
+  auto const r = co_await run_w6(b, read_write, mine, name, b.p.w6_c, w6_share{.whole = false});
+  json::array holds;
+  holds.reserve(r.holds.size());
+  for (auto const& h : r.holds) holds.emplace_back(json::array{h.write ? 1 : 0, h.from_ns, h.to_ns});
+  co_return json::object{{"capped", r.capped},
+                         {"done", r.done},
+                         {"reads", r.reads},
+                         {"writes", r.writes},
+                         {"write_runs", r.write_runs},
+                         {"read_waits", numbers(r.read_waits)},
+                         {"write_waits", numbers(r.write_waits)},
+                         {"start_ns", start_ns},
+                         {"end_ns", monotonic_ns(clock_type::now())},
+                         {"holds", std::move(holds)}};
+}
+
+}  // namespace redisync::cli::bench
