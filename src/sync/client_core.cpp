@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <random>
 
 namespace redisync::detail::sync {
