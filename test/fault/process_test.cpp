@@ -60,8 +60,9 @@ BOOST_AUTO_TEST_CASE(a_killed_holders_lock_goes_to_another_process_within_lease_
   redis_server redis;
   temp_dir dir;
   constexpr auto lease = 1000ms;
+  // Its watchdog keeps the lock until the kill (a fixed lease could end before the waiter waits).
   stress_process holder{redis.url(),
-                        {"--lock", "crash", "--iterations", "1", "--hold-ms", "60000", "--lease-ms",
+                        {"--lock", "crash", "--iterations", "1", "--hold-ms", "60000", "--watchdog-ms",
                          std::to_string(lease.count())},
                         dir.path, "holder"};
   BOOST_TEST_REQUIRE(poll_until([&] { return exists(redis, "crash"); }, 10s));
