@@ -225,7 +225,7 @@ void client_core::on_push(resp::value const& push) {
     channels_.drop_unwanted(channel);
     return;
   }
-  if (it->second.policy) it->second.policy(it->second, e[2].text());
+  it->second.deliver(e[2].text());
 }
 
 void client_core::on_connected() {

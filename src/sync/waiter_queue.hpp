@@ -106,6 +106,11 @@ class waiter_queue {
     }
   }
 
+  // A message on the channel (or what counts as one): the policy says whom it wakes.
+  void deliver(std::string_view message) {
+    if (policy) policy(*this, message);
+  }
+
   message_policy policy = nullptr;  // set by the waiters that join
   std::uint32_t consecutive_handoffs = 0;
   // When the lock is expected to be free at the latest, from the last bound the server gave: the

@@ -8,7 +8,6 @@
 
 #include "process/child.hpp"
 
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/core.h>
 
@@ -63,19 +62,6 @@ sweep_result sweep(std::vector<interval> const& holds, bool all_exclusive) {
   return out;
 }
 
-// Polls `done` every millisecond for up to `limit`.
-template <class Condition>
-asio::awaitable<bool> poll(Condition done, std::chrono::milliseconds limit) {
-  auto const deadline = clock_type::now() + limit;
-  asio::steady_timer t{co_await asio::this_coro::executor};
-  while (!(co_await done())) {
-    if (clock_type::now() > deadline) co_return false;
-    t.expires_after(std::chrono::milliseconds{1});
-    co_await t.async_wait(asio::use_awaitable);
-  }
-  co_return true;
-}
-
 asio::awaitable<std::int64_t> list_length(client& admin, std::string const& key) {
   resp::request req;
   req.push("LLEN", key);
@@ -122,7 +108,7 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
   auto const all_ready = [&]() -> asio::awaitable<bool> {
     co_return co_await list_length(b.admin, run_key("ready", run_id)) == processes;
   };
-  bool const ready = co_await poll(all_ready, std::chrono::seconds{30});
+  bool const ready = co_await poll_until(all_ready, std::chrono::seconds{30}, std::chrono::milliseconds{1});
   auto const before = co_await command_stats(b.admin);  // after the children's warm-up
   if (ready) {
     resp::request go;
@@ -140,7 +126,8 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
     co_return exited == processes;
   };
   bool finished = false;
-  if (ready) finished = co_await poll(all_exited, std::chrono::seconds{b.p.cap_s + 30});
+  if (ready) finished = co_await poll_until(all_exited, std::chrono::seconds{b.p.cap_s + 30},
+                                                  std::chrono::milliseconds{1});
   for (auto pid : children) {
     if (pid > 0) {
       ::kill(pid, SIGKILL);
@@ -211,7 +198,7 @@ asio::awaitable<json::object> w6c(bench_context& b) {
     req.push("EXISTS", run_key("go", run_id));
     co_return (co_await command(b.admin, std::move(req))).integer() == 1;
   };
-  bool const started = co_await poll(go, std::chrono::seconds{60});
+  bool const started = co_await poll_until(go, std::chrono::seconds{60}, std::chrono::milliseconds{1});
   if (!started) co_return json::object{{"capped", true}};
   auto const start_ns = monotonic_ns(clock_type::now());
   auto const name = read_write ? "bench:w6:rw:split" : "bench:w6:lock:split";

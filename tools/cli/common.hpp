@@ -9,8 +9,12 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/program_options.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -73,5 +77,20 @@ boost::asio::awaitable<resp::value> command(client& c, resp::request req);
 
 // One command through the client: its reply, or the error (a server error reply as its code).
 boost::asio::awaitable<std::tuple<boost::system::error_code, resp::value>> try_command(client& c, resp::request req);
+
+// Polls `done` (a coroutine that answers true or false) every `every` until it holds or `limit`
+// has passed: for what has no event to await, another process or a key on the server.
+template <class Condition>
+boost::asio::awaitable<bool> poll_until(Condition done, std::chrono::milliseconds limit,
+                                        std::chrono::milliseconds every) {
+  auto const deadline = std::chrono::steady_clock::now() + limit;
+  boost::asio::steady_timer pause{co_await boost::asio::this_coro::executor};
+  for (;;) {
+    if (co_await done()) co_return true;
+    if (std::chrono::steady_clock::now() >= deadline) co_return false;
+    pause.expires_after(every);
+    co_await pause.async_wait(boost::asio::use_awaitable);
+  }
+}
 
 }  // namespace redisync::cli

@@ -179,12 +179,7 @@ class demo_run {
   // Polls the server until `done` holds or 10 s have passed.
   template <class Condition>
   asio::awaitable<bool> poll(Condition done) {
-    auto const deadline = clock_type::now() + 10s;
-    while (clock_type::now() < deadline) {
-      if (co_await done()) co_return true;
-      co_await sleep(5ms);
-    }
-    co_return false;
+    co_return co_await poll_until(std::move(done), 10s, 5ms);
   }
 
   asio::awaitable<bool> wait_until_locked(std::string const& name) {

@@ -68,16 +68,13 @@ void lock_release::begin() {
   // A fair lock hands over too, when the server finds this client's next waiter at the head of
   // its queue: one client's waiters queue in the order they joined its local queue.
   if (hold_ && hold_->count == 1 && hands_over()) choose_handoff_target();
-  bool const frees = hold_ && hold_->count == 1 && !hands_over() && !core_->keeps_hold_on(channel_) &&
-                     core_->has_waiters(channel_);
+  bool const last_here = hold_ && hold_->count == 1 && !hands_over() && !core_->keeps_hold_on(channel_) &&
+                         core_->has_waiters(channel_);
   send();
   // A read-write lock does not hand over, but when no other hold of it is kept here, this client's
   // waiters try now, as if the unlock message had come: their attempts go out behind the release
   // on the same connection, so they run after it, a round trip sooner than the message allows.
-  if (frees) {
-    auto& queue = core_->queue(channel_);
-    if (queue.policy) queue.policy(queue, {});
-  }
+  if (last_here) core_->queue(channel_).deliver({});
 }
 
 // The last level goes straight to the first waiter of this client, if one sleeps.
