@@ -96,7 +96,7 @@ class soak {
         "--lock", "soak", "--workers", "2", "--iterations", "200", "--hold-ms", "5", "--retry-ms", "50",
         "--watchdog-ms", std::to_string(lease.count()), "--counter", "soak:counter", "--fence-key", "soak:fence"};
     running_.push_back(std::make_unique<stress_process>(proxy_.url(), args, dir_.path,
-                                                        fmt::format("p{}", started_++), true));
+                                                        fmt::format("p{}", started_++)));
   }
 
   // A process that has ended goes to the checker.

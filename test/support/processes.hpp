@@ -7,6 +7,7 @@
 #include "process/monotonic.hpp"
 
 #include <boost/json.hpp>
+#include <boost/test/results_collector.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -67,6 +68,12 @@ inline std::string tail_of(std::filesystem::path const& file, std::size_t n) {
   return out;
 }
 
+// No check of the running test case has failed so far.
+inline bool current_test_passing() {
+  namespace ut = boost::unit_test;
+  return ut::results_collector.results(ut::framework::current_test_case().p_id).passed();
+}
+
 // A program in its own process; stdout goes to `out` (and stderr to `err`, if given). Killed when
 // the object goes away.
 class child {
@@ -83,8 +90,12 @@ class child {
   child(child const&) = delete;
   child& operator=(child const&) = delete;
 
-  void signal(int sig) const { ::kill(pid_, sig); }
+  // A child already reaped is not signalled: kill(-1) would signal every process.
+  void signal(int sig) const {
+    if (pid_ > 0) ::kill(pid_, sig);
+  }
   void kill_hard() {
+    if (pid_ <= 0) return;
     ::kill(pid_, SIGCONT);
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);

@@ -23,12 +23,17 @@ namespace redisync::test {
 
 class stress_process {
  public:
-  // `quiet`: stderr goes to a file in `dir` instead of the test's log.
+  // Its stderr goes to a file in `dir`, shown only if the test fails: the log of a passing fault
+  // test is not full of the errors that the faults are meant to cause.
   stress_process(std::string const& url, std::vector<std::string> args, std::filesystem::path dir,
-                 std::string const& tag, bool quiet = false)
-      : history_{dir / (tag + ".history")},
-        process_{REDISYNC_TOOL_PATH, with_common(url, std::move(args), history_), dir / (tag + ".out"),
-                 quiet ? dir / (tag + ".err") : std::filesystem::path{}} {}
+                 std::string const& tag)
+      : tag_{tag}, history_{dir / (tag + ".history")}, err_{dir / (tag + ".err")},
+        process_{REDISYNC_TOOL_PATH, with_common(url, std::move(args), history_), dir / (tag + ".out"), err_} {}
+  ~stress_process() {
+    if (!current_test_passing()) BOOST_TEST_MESSAGE("stress process " << tag_ << ", stderr:\n" << tail_of(err_, 30));
+  }
+  stress_process(stress_process const&) = delete;
+  stress_process& operator=(stress_process const&) = delete;
 
   void signal(int sig) const { process_.signal(sig); }
   void kill_hard() { process_.kill_hard(); }
@@ -48,7 +53,8 @@ class stress_process {
     return args;
   }
 
-  std::filesystem::path history_;
+  std::string tag_;
+  std::filesystem::path history_, err_;
   child process_;
 };
 

@@ -1,6 +1,8 @@
 #include "process/child.hpp"
 
+#include <cerrno>
 #include <csignal>
+#include <system_error>
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -21,6 +23,7 @@ pid_t spawn_child(std::string const& program, std::vector<std::string> const& ar
   pid_t const parent = ::getpid();
 
   pid_t const pid = ::fork();
+  if (pid < 0) throw std::system_error{errno, std::generic_category(), "fork"};
   if (pid != 0) return pid;
   if (options.die_with_parent) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);

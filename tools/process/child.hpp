@@ -20,8 +20,9 @@ struct child_options {
   bool die_with_parent = true;
 };
 
-// Starts `program` (searched in PATH unless it contains a slash) with `args`; returns its PID, or
-// -1 if it could not be started. The caller reaps it.
+// Starts `program` (searched in PATH unless it contains a slash) with `args`; returns its PID (never
+// -1, which kill() would take for every process: a failed fork throws std::system_error). A program
+// that cannot be run exits with 127. The caller reaps it.
 pid_t spawn_child(std::string const& program, std::vector<std::string> const& args,
                   child_options const& options = {});
 

@@ -32,6 +32,11 @@ std::uint16_t free_loopback_port() {
 
 namespace {
 
+// The program could not be started at all (exit code 127 from the child).
+struct not_runnable : std::runtime_error {
+  not_runnable() : std::runtime_error{"not runnable"} {}
+};
+
 std::filesystem::path make_temp_dir() {
   std::string pattern = (std::filesystem::temp_directory_path() / "redisync-redis-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error{"mkdtemp failed"};
@@ -107,10 +112,11 @@ void redis_server::start() {
     args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
     // The server logs to its file; it must not hold a test runner's pipes open.
     pid_ = spawn_child("redis-server", args, {.stdout_file = {}, .quiet_stderr = true});
-    if (pid_ < 0) throw std::runtime_error{"cannot start redis-server (is it installed?)"};
     try {
       wait_until_ready();
       return;
+    } catch (not_runnable const&) {
+      throw std::runtime_error{"cannot run redis-server (is it installed and on PATH?)"};
     } catch (std::exception const&) {
       // Most likely another process took the port between our probe and the bind: try another.
       kill_hard();
@@ -125,6 +131,8 @@ void redis_server::wait_until_ready() {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
+      // 127: the child could not exec it; another port would not help.
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 127) throw not_runnable{};
       throw std::runtime_error{"redis-server exited during start-up"};
     }
     try {
