@@ -61,18 +61,39 @@ local function longest_read(lock, base, enough)
   return longest
 end
 
+-- What the last item learned when it was a read granted in read mode: the next read of the same
+-- lock in this call need not look again. Nothing but another read of it runs in between, and Redis
+-- stops the clock while a script runs, so the hash's time to live is still exactly what it was.
+local granted_read = nil  -- {lock, ttl = the hash's time to live, clear = no writer's mark is live}
+
 local function read(lock, marks, base, owner, lease, retry_arg, give_way)
-  local mode = redis.pcall('hget', lock, 'mode')
-  if type(mode) == 'table' then return mode end
+  local last = granted_read
+  granted_read = nil
+  if last and last.lock == lock and retry_arg == '' and (give_way == '' or last.clear) then
+    -- (A count that is no number makes HINCRBY fail.)
+    local count = redis.pcall('hincrby', lock, owner, 1)
+    if type(count) == 'table' then return count end
+    redis.call('set', timeout_key(base, owner, count), '1', 'PX', lease)
+    if last.ttl < tonumber(lease) then
+      redis.call('pexpire', lock, lease)
+      last.ttl = tonumber(lease)
+    end
+    granted_read = last
+    return {'0', count}
+  end
+  local fields = redis.pcall('hmget', lock, 'mode', owner)
+  if fields.err then return fields end
+  local mode = fields[1]
   local count = 0
   if mode then
-    count = tonumber(redis.call('hget', lock, owner) or '0') or 0
+    count = tonumber(fields[2] or '0') or 0
   elseif redis.call('exists', lock) == 1 then
     return {redis.call('pttl', lock)}  -- a plain lock's hash: held by someone
   end
   if retry_arg ~= '' and count == tonumber(retry_arg) + 1 then
     return {'0', count}  -- the lost attempt went through
   end
+  local clear = false
   if count == 0 then
     if mode == 'write' then
       -- Only the writer itself reads under its write (a downgrade).
@@ -80,14 +101,19 @@ local function read(lock, marks, base, owner, lease, retry_arg, give_way)
     elseif give_way ~= '' then
       local wait = writers_waiting(marks)
       if wait then return {wait} end
+      clear = true
     end
   end
-  -- (A count that is no number makes HINCRBY fail; it can only be in a hash that has a mode.)
   count = redis.pcall('hincrby', lock, owner, 1)
   if type(count) == 'table' then return count end
   if not mode then redis.call('hset', lock, 'mode', 'read') end
   redis.call('set', timeout_key(base, owner, count), '1', 'PX', lease)
-  if redis.call('pttl', lock) < tonumber(lease) then redis.call('pexpire', lock, lease) end
+  local ttl = redis.call('pttl', lock)
+  if ttl < tonumber(lease) then
+    redis.call('pexpire', lock, lease)
+    ttl = tonumber(lease)
+  end
+  if mode ~= 'write' then granted_read = {lock = lock, ttl = ttl, clear = clear} end
   return {'0', count}
 end
 
@@ -144,9 +170,9 @@ end
 
 local function read_release(lock, base, owner, channel, retry_arg)
   -- (Redisson's read unlock always looks at every level; this one only when it must.)
-  local held = redis.pcall('hget', lock, owner)
-  if type(held) == 'table' then return held end
-  local count = tonumber(held or '0') or 0
+  local fields = redis.pcall('hmget', lock, owner, 'mode')
+  if fields.err then return fields end
+  local count = tonumber(fields[1] or '0') or 0
   if retry_arg ~= '' and count == tonumber(retry_arg) - 1 then return -2 end
   if count <= 0 then return -1 end
   local level = timeout_key(base, owner, count)
@@ -158,8 +184,7 @@ local function read_release(lock, base, owner, channel, retry_arg)
     redis.call('hdel', lock, owner)
   end
   if redis.call('hlen', lock) > 1 then
-    local mode = redis.call('hget', lock, 'mode')
-    if mode == 'write' then return count - 1 end  -- the write's lease keeps the hash
+    if fields[2] == 'write' then return count - 1 end  -- the write's lease keeps the hash
     -- The hash lives as long as the longest level (every acquire and renewal keeps it so): unless
     -- the level that ended was the longest, the hash's time is still right; if it was, another
     -- level as long keeps it right too.
@@ -167,7 +192,7 @@ local function read_release(lock, base, owner, channel, retry_arg)
     if ended < left then return count - 1 end
     local longest = longest_read(lock, base, left)
     if longest > 0 then
-      redis.call('pexpire', lock, longest)
+      if longest ~= left then redis.call('pexpire', lock, longest) end
       return count - 1
     end
   end
@@ -224,6 +249,7 @@ local k, a = 1, 1  -- the next item's first key and its operation
 local function run_next()
   local op = ARGV[a]
   local reply
+  if op ~= 'read' then granted_read = nil end
   if op == 'read' then
     reply = read(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4])
     k, a = k + 3, a + 5
