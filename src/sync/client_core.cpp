@@ -155,6 +155,11 @@ bool client_core::keeps_hold_on(std::string const& channel) const {
   return std::any_of(first, last, [](auto const& h) { return h.second->active() && h.second->levels_held > 0; });
 }
 
+void client_core::end_waking_release(std::string const& channel) {
+  auto it = releases_waking_.find(channel);
+  if (it != releases_waking_.end() && --it->second == 0) releases_waking_.erase(it);
+}
+
 bool client_core::holds(std::string_view owner, std::string_view name) const {
   auto const key = hold_key(owner, name);
   std::lock_guard const guard{holds_mutex_};
@@ -220,6 +225,7 @@ void client_core::on_push(resp::value const& push) {
   if (e.size() != 3 || !e[0].is_string() || e[0].text() != "message") return;
   std::string channel{e[1].text()};
   if (e[2].text() == "0") lose_holds_told_free(channel);  // Redisson's unlock message
+  if (releases_waking_.contains(channel)) return;
   auto it = queues_.find(channel);
   if (it == queues_.end() || it->second.empty()) {
     channels_.drop_unwanted(channel);

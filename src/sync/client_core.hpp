@@ -90,6 +90,10 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   // Whether the application keeps a level of any hold of this client that `channel` concerns
   // (levels on their way to being released do not count).
   bool keeps_hold_on(std::string const& channel) const;
+  // A release that woke this client's waiters as it was sent: until its reply, a message on the
+  // channel was published by it or before it, and would only wake waiters that tried after it.
+  void begin_waking_release(std::string const& channel) { ++releases_waking_[channel]; }
+  void end_waking_release(std::string const& channel);
 
   void emit(event_kind kind, event_level level, std::string_view lock, std::string_view owner = {},
             error_code ec = {}, std::string_view detail = {}) const override;
@@ -125,6 +129,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   lease_registry leases_;
   unsettled_keys unsettled_;
   std::unordered_map<std::string, waiter_queue> queues_;
+  std::unordered_map<std::string, int> releases_waking_;  // by channel
   std::unordered_map<std::string, std::shared_ptr<hold_state>> holds_;
   mutable std::mutex holds_mutex_;  // for holds() off the strand
   std::unordered_multimap<std::string, std::shared_ptr<hold_state>> holds_by_channel_;

@@ -299,6 +299,40 @@ BOOST_FIXTURE_TEST_CASE(a_writer_waiting_behind_this_clients_last_reader_tries_a
       [](redisync::config& cfg) { cfg.fair_waiter_liveness = 30s; });
 }
 
+// The unlock message of a release that already woke this client's next writer comes before the
+// release's reply; passed on, it would wake the writer after that one for an attempt bound to fail.
+BOOST_FIXTURE_TEST_CASE(a_writers_own_unlock_message_does_not_wake_the_next_writer_for_nothing, lock_env) {
+  run(
+      [&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+        auto first = co_await c.new_owner().read_write_lock("rw:next").write().acquire(asio::use_awaitable);
+        background_acquire second{ctx, c.new_owner().read_write_lock("rw:next").write()};
+        background_acquire third{ctx, c.new_owner().read_write_lock("rw:next").write()};
+        auto const both_marked = [&] {
+          return redis.command({"ZCARD", "redisync_rwlock_writers:{rw:next}"}).integer() == 2;
+        };
+        co_await redisync::test::wait_until(both_marked, 5s);
+        co_await c.flush_subscriptions(asio::use_awaitable);
+        redis.command({"CONFIG", "RESETSTAT"});
+        co_await first.release(asio::use_awaitable);
+        BOOST_TEST_REQUIRE(co_await second.wait(3s));
+        BOOST_TEST_REQUIRE(second.result().has_value());
+        // An attempt woken by the message would have gone out before this reply came back.
+        redisync::resp::request ping;
+        ping.push("PING");
+        co_await c.exec(std::move(ping), asio::use_awaitable);
+        // A refused write attempt renews its mark (ZADD); the granted one removes it (ZREM).
+        auto const stats = std::string{redis.command({"INFO", "commandstats"}).text()};
+        BOOST_TEST(stats.find("cmdstat_zadd:") == std::string::npos, stats);
+        co_await second.result()->release(asio::use_awaitable);
+        BOOST_TEST_REQUIRE(co_await third.wait(3s));
+        BOOST_TEST_REQUIRE(third.result().has_value());
+        co_await third.result()->release(asio::use_awaitable);
+        co_await c.flush_subscriptions(asio::use_awaitable);
+        redisync::test::expect_nothing_left(redis);
+      },
+      [](redisync::config& cfg) { cfg.fair_waiter_liveness = 30s; });
+}
+
 BOOST_FIXTURE_TEST_CASE(a_writer_that_gives_up_takes_its_mark_away_and_readers_go_on, lock_env) {
   run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
     auto r = co_await c.new_owner().read_write_lock("rw:giveup").read().acquire(asio::use_awaitable);

@@ -11,6 +11,7 @@
 #include <boost/asio/dispatch.hpp>
 
 #include <array>
+#include <utility>
 
 namespace redisync::detail::lock_protocol {
 
@@ -74,7 +75,11 @@ void lock_release::begin() {
   // A read-write lock does not hand over, but when no other hold of it is kept here, this client's
   // waiters try now, as if the unlock message had come: their attempts go out behind the release
   // on the same connection, so they run after it, a round trip sooner than the message allows.
-  if (last_here) core_->queue(channel_).deliver({});
+  if (last_here) {
+    waking_ = true;
+    core_->begin_waking_release(channel_);
+    core_->queue(channel_).deliver({});
+  }
 }
 
 // The last level goes straight to the first waiter of this client, if one sleeps.
@@ -152,6 +157,7 @@ io::outgoing lock_release::rw_call(bool by_digest) const {
 }
 
 void lock_release::on_reply(error_code ec, io::response replies) {
+  if (std::exchange(waking_, false)) core_->end_waking_release(channel_);
   if (!ec && replies.size() == 1 && replies[0].is_error() &&
       error_from_server_text(replies[0].text()) == error::no_script) {
     ++loads_;

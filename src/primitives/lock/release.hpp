@@ -71,6 +71,7 @@ class lock_release : public std::enable_shared_from_this<lock_release> {
   std::optional<std::int64_t> retry_of_;        // the count before an attempt whose outcome was lost
   int unreadable_left_ = 3;                     // unreadable replies taken for lost outcomes
   int loads_ = 0;                               // NOSCRIPT replies in a row
+  bool waking_ = false;                         // its early wake ran: see begin_waking_release
   bool background_ = false;                     // the caller has its answer; retrying on our own
   std::chrono::milliseconds delay_{50};
   sync::clock_type::time_point sent_{};
