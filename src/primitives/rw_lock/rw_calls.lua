@@ -168,6 +168,20 @@ local function announce(channel, message, left)
   return left
 end
 
+local k, a = 1, 1  -- the next item's first key and its operation
+
+-- The longest level that released reads of this call left to the next item to account for, and
+-- of which lock (readers that came together leave together).
+local released_longest, released_lock = 0, nil
+
+-- Whether the item after the current one releases a read of `lock` that its owner holds: that item
+-- then keeps the hash right for both. (The current item is a read-release: 2 keys, 4 arguments.)
+local function next_releases_a_read_of(lock)
+  local na, nk = a + 4, k + 2
+  if ARGV[na] ~= 'read-release' or KEYS[nk] ~= lock or ARGV[na + 3] ~= '' then return false end
+  return (tonumber(redis.call('hget', lock, ARGV[na + 1]) or '0') or 0) > 0
+end
+
 local function read_release(lock, base, owner, channel, retry_arg)
   -- (Redisson's read unlock always looks at every level; this one only when it must.)
   local fields = redis.pcall('hmget', lock, owner, 'mode')
@@ -182,6 +196,12 @@ local function read_release(lock, base, owner, channel, retry_arg)
     redis.call('hincrby', lock, owner, -1)
   else
     redis.call('hdel', lock, owner)
+  end
+  if released_lock == lock then ended = math.max(ended, released_longest) end
+  released_lock = nil
+  if next_releases_a_read_of(lock) then
+    released_longest, released_lock = ended, lock
+    return count - 1
   end
   if redis.call('hlen', lock) > 1 then
     if fields[2] == 'write' then return count - 1 end  -- the write's lease keeps the hash
@@ -243,8 +263,6 @@ local function force(lock, base, marks, channel)
   redis.call('del', lock, marks)
   return announce(channel, '1', 1)
 end
-
-local k, a = 1, 1  -- the next item's first key and its operation
 
 local function run_next()
   local op = ARGV[a]
