@@ -31,6 +31,11 @@ clock_type::time_point acquire_op::next_look() const {
 }
 
 void acquire_op::start() {
+  if (!yielded_ && yields_to_arrivals()) {
+    yielded_ = true;
+    return host_->defer([self = shared_from_this()] { self->start(); });
+  }
+  if (cancelled()) return finish(asio::error::operation_aborted);
   if (auto ec = check_arguments()) return finish(ec);
   if (auto const why = host_->closed()) return finish(why);
   if (auto const k = key(); host_->unsettled().contains(k)) {

@@ -62,6 +62,8 @@ class wait_host {
   virtual void unsubscribe(std::string const& channel) = 0;
   // `ring` runs when a wake-up is due; it may refer to the operation, which the wake-up owns.
   virtual std::unique_ptr<alarm> make_alarm(std::function<void()> ring) = 0;
+  // Runs `f` after the work already queued on the client's strand.
+  virtual void defer(std::function<void()> f) = 0;
   virtual void emit(event_kind kind, event_level level, std::string_view lock, std::string_view owner,
                     io::error_code ec, std::string_view detail) const = 0;
 };
@@ -128,6 +130,10 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   // only once it is refused (a read-write lock's writer: readers of this client that come while
   // its attempt is on its way must not get in first).
   virtual bool queues_before_trying() const { return false; }
+  // Whether it starts only after the acquires that came with it (a read-write lock's reader,
+  // with writer preference: the tasks that a burst of replies resumes ask together, and a writer
+  // among them goes before the readers instead of waiting for reads that started with it).
+  virtual bool yields_to_arrivals() const { return false; }
   // One attempt; `retry`: an earlier one's outcome was lost, so this one must not count twice.
   virtual io::outgoing attempt(bool retry, bool by_digest) = 0;
   // The reply of an attempt that came after the caller gave up (or error::ambiguous, or
@@ -177,6 +183,7 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   bool subscribed_ = false;
   bool attempts_cancellable_ = false;
   bool joining_ = false;  // inside join(): a subscription confirmed at once was there before the reply
+  bool yielded_ = false;  // started after the acquires that came with it
   int loads_ = 0;  // NOSCRIPT replies in a row
   boost::asio::cancellation_type cancelled_ = boost::asio::cancellation_type::none;
   clock_type::time_point sent_{};

@@ -111,6 +111,8 @@ void client_core::send(script const& s, routing::slot_type slot, io::outgoing ou
   runner_.send(s, slot, std::move(out), std::move(late), std::move(done));
 }
 
+void client_core::defer(std::function<void()> f) { asio::post(strand_, std::move(f)); }
+
 std::unique_ptr<alarm> client_core::make_alarm(std::function<void()> ring) {
   return std::make_unique<timer_alarm>(router_->io_executor(), strand_, std::move(ring));
 }

@@ -57,6 +57,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   }
   void unsubscribe(std::string const& channel) override { channels_.release(channel); }
   std::unique_ptr<alarm> make_alarm(std::function<void()> ring) override;
+  void defer(std::function<void()> f) override;
 
   // ---- the rest of the client
   config const& cfg() const noexcept { return cfg_; }

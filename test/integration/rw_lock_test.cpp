@@ -333,6 +333,67 @@ BOOST_FIXTURE_TEST_CASE(a_writers_own_unlock_message_does_not_wake_the_next_writ
       [](redisync::config& cfg) { cfg.fair_waiter_liveness = 30s; });
 }
 
+// Tasks that a burst of replies resumes ask together: a reader among them does not start a read
+// that the writer among them would then have to wait for.
+BOOST_FIXTURE_TEST_CASE(a_reader_that_asks_together_with_a_writer_of_this_client_lets_the_writer_go_first, lock_env) {
+  run(
+      [&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+        auto other = co_await c.new_owner().read_write_lock("rw:together").read().acquire(asio::use_awaitable);
+        background_acquire reader{ctx, c.new_owner().read_write_lock("rw:together").read()};
+        background_acquire writer{ctx, c.new_owner().read_write_lock("rw:together").write()};
+        auto const marked = [&] {
+          return redis.command({"ZCARD", "redisync_rwlock_writers:{rw:together}"}).integer() == 1;
+        };
+        co_await redisync::test::wait_until(marked, 5s);
+        // A read attempt sent before the writer's would have been granted by now.
+        redisync::resp::request ping;
+        ping.push("PING");
+        co_await c.exec(std::move(ping), asio::use_awaitable);
+        BOOST_TEST(!reader.result().has_value());
+        BOOST_TEST(redis.command({"HLEN", "rw:together"}).integer() == 2);  // mode and `other`
+        co_await other.release(asio::use_awaitable);
+        BOOST_TEST_REQUIRE(co_await writer.wait(3s));
+        BOOST_TEST_REQUIRE(writer.result().has_value());
+        BOOST_TEST(!reader.result().has_value());
+        co_await writer.result()->release(asio::use_awaitable);
+        BOOST_TEST_REQUIRE(co_await reader.wait(3s));
+        BOOST_TEST_REQUIRE(reader.result().has_value());
+        co_await reader.result()->release(asio::use_awaitable);
+        co_await c.flush_subscriptions(asio::use_awaitable);
+        redisync::test::expect_nothing_left(redis);
+      },
+      [](redisync::config& cfg) { cfg.fair_waiter_liveness = 30s; });
+}
+
+// Readers released together in one script call leave the hash's time to the last of them.
+BOOST_FIXTURE_TEST_CASE(readers_that_leave_together_free_the_lock_once_and_keep_its_time_right, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    std::vector<redisync::held> reads;
+    for (int i = 0; i < 4; ++i) {
+      reads.push_back(co_await c.new_owner().read_write_lock("rw:leave").read().acquire(asio::use_awaitable));
+    }
+    auto longer = co_await c.new_owner().read_write_lock("rw:leave").read().acquire(60s, asio::use_awaitable);
+    // Released in one go: adjacent calls to one slot go out as one script call.
+    auto release_all = [&]() -> asio::awaitable<void> {
+      auto ex = co_await asio::this_coro::executor;
+      std::vector<std::shared_ptr<redisync::test::event>> done;
+      for (auto& r : reads) {
+        auto e = std::make_shared<redisync::test::event>(ex);
+        done.push_back(e);
+        r.release([e](boost::system::error_code) { e->notify(); });
+      }
+      for (auto& e : done) BOOST_TEST_REQUIRE(co_await e->wait(3s));
+    };
+    co_await release_all();
+    // The longest level left sets the hash's time: more than the default lease of 30 s.
+    BOOST_TEST(redis.command({"HLEN", "rw:leave"}).integer() == 2);
+    BOOST_TEST(pttl(redis, "rw:leave") > 30000);
+    co_await longer.release(asio::use_awaitable);
+    co_await c.flush_subscriptions(asio::use_awaitable);
+    redisync::test::expect_nothing_left(redis);
+  });
+}
+
 BOOST_FIXTURE_TEST_CASE(a_writer_that_gives_up_takes_its_mark_away_and_readers_go_on, lock_env) {
   run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
     auto r = co_await c.new_owner().read_write_lock("rw:giveup").read().acquire(asio::use_awaitable);

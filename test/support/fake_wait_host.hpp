@@ -99,6 +99,7 @@ class fake_wait_host final : public sync::wait_host, public std::enable_shared_f
   std::unique_ptr<sync::alarm> make_alarm(std::function<void()> ring) override {
     return std::make_unique<fake_alarm>(*this, std::move(ring));
   }
+  void defer(std::function<void()> f) override { f(); }
   void emit(redisync::event_kind kind, redisync::event_level, std::string_view, std::string_view, io::error_code,
             std::string_view) const override {
     events.push_back(kind);

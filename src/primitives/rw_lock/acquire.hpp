@@ -22,6 +22,7 @@ class rw_acquire final : public lock_protocol::lock_acquire {
   bool prefer_writers() const;
   bool queues_on_server() const override { return writes(); }
   bool queues_before_trying() const override { return writes(); }
+  bool yields_to_arrivals() const override { return !writes() && prefer_writers(); }
   lock_kind kind() const override { return side_; }
   sync::renewal_kind const& hold_renewal() const override;
   bool prepare() override;
