@@ -39,6 +39,20 @@ asio::awaitable<void> pause(std::chrono::milliseconds d) {
   co_await t.async_wait(asio::use_awaitable);
 }
 
+// One round trip on the client's connection: whatever it sent before has had its reply.
+asio::awaitable<void> round_trip(redisync::client& c) {
+  redisync::resp::request ping;
+  ping.push("PING");
+  co_await c.exec(std::move(ping), asio::use_awaitable);
+}
+
+// A waiting acquire gets the lock within 3 s, and lets it go.
+asio::awaitable<void> gets_it_then_releases(background_acquire& waiting) {
+  BOOST_TEST_REQUIRE(co_await waiting.wait(std::chrono::seconds{3}));
+  BOOST_TEST_REQUIRE(waiting.result().has_value());
+  co_await waiting.result()->release(asio::use_awaitable);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(read_write_lock)
@@ -317,16 +331,12 @@ BOOST_FIXTURE_TEST_CASE(a_writers_own_unlock_message_does_not_wake_the_next_writ
         BOOST_TEST_REQUIRE(co_await second.wait(3s));
         BOOST_TEST_REQUIRE(second.result().has_value());
         // An attempt woken by the message would have gone out before this reply came back.
-        redisync::resp::request ping;
-        ping.push("PING");
-        co_await c.exec(std::move(ping), asio::use_awaitable);
+        co_await round_trip(c);
         // A refused write attempt renews its mark (ZADD); the granted one removes it (ZREM).
         auto const stats = std::string{redis.command({"INFO", "commandstats"}).text()};
         BOOST_TEST(stats.find("cmdstat_zadd:") == std::string::npos, stats);
         co_await second.result()->release(asio::use_awaitable);
-        BOOST_TEST_REQUIRE(co_await third.wait(3s));
-        BOOST_TEST_REQUIRE(third.result().has_value());
-        co_await third.result()->release(asio::use_awaitable);
+        co_await gets_it_then_releases(third);
         co_await c.flush_subscriptions(asio::use_awaitable);
         redisync::test::expect_nothing_left(redis);
       },
@@ -346,9 +356,7 @@ BOOST_FIXTURE_TEST_CASE(a_reader_that_asks_together_with_a_writer_of_this_client
         };
         co_await redisync::test::wait_until(marked, 5s);
         // A read attempt sent before the writer's would have been granted by now.
-        redisync::resp::request ping;
-        ping.push("PING");
-        co_await c.exec(std::move(ping), asio::use_awaitable);
+        co_await round_trip(c);
         BOOST_TEST(!reader.result().has_value());
         BOOST_TEST(redis.command({"HLEN", "rw:together"}).integer() == 2);  // mode and `other`
         co_await other.release(asio::use_awaitable);
@@ -356,9 +364,7 @@ BOOST_FIXTURE_TEST_CASE(a_reader_that_asks_together_with_a_writer_of_this_client
         BOOST_TEST_REQUIRE(writer.result().has_value());
         BOOST_TEST(!reader.result().has_value());
         co_await writer.result()->release(asio::use_awaitable);
-        BOOST_TEST_REQUIRE(co_await reader.wait(3s));
-        BOOST_TEST_REQUIRE(reader.result().has_value());
-        co_await reader.result()->release(asio::use_awaitable);
+        co_await gets_it_then_releases(reader);
         co_await c.flush_subscriptions(asio::use_awaitable);
         redisync::test::expect_nothing_left(redis);
       },
