@@ -71,15 +71,16 @@ void lock_release::begin() {
   if (hold_ && hold_->count == 1 && hands_over()) choose_handoff_target();
   bool const last_here = hold_ && hold_->count == 1 && !hands_over() && !core_->keeps_hold_on(channel_) &&
                          core_->has_waiters(channel_);
+  // (Before the send: a reply that fails at once may come inside it.)
+  if (last_here) {
+    waking_ = true;
+    core_->begin_waking_release(channel_);
+  }
   send();
   // A read-write lock does not hand over, but when no other hold of it is kept here, this client's
   // waiters try now, as if the unlock message had come: their attempts go out behind the release
   // on the same connection, so they run after it, a round trip sooner than the message allows.
-  if (last_here) {
-    waking_ = true;
-    core_->begin_waking_release(channel_);
-    core_->queue(channel_).deliver({});
-  }
+  if (last_here) core_->queue(channel_).deliver({});
 }
 
 // The last level goes straight to the first waiter of this client, if one sleeps.
