@@ -1,12 +1,13 @@
 // The read-write lock against a real redis-server: sharing and exclusion, Redisson's layout,
-// writer preference, wake-ups, downgrade and upgrade, bad releases, the watchdog and fencing.
+// writer preference, downgrade and upgrade, bad releases, the watchdog and fencing (who wakes whom:
+// rw_wakeup_test.cpp).
 
 #include <redisync/redisync.hpp>
 
 #include "support/lock_fixture.hpp"
+#include "support/rw_lock_helpers.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -20,6 +21,8 @@ using namespace redisync::test::lock_names;
 using redisync::test::background_acquire;
 using redisync::test::fast_config;
 using redisync::test::hget_count;
+using redisync::test::pause;
+using redisync::test::pttl;
 
 namespace {
 
@@ -27,30 +30,9 @@ std::string timeout_key(std::string const& name, std::string const& owner, int l
   return "{" + name + "}:" + owner + ":rwlock_timeout:" + std::to_string(level);
 }
 
-std::int64_t pttl(redis_server const& redis, std::string const& key) { return redis.command({"PTTL", key}).integer(); }
-
 std::string mode_of(redis_server const& redis, std::string const& name) {
   auto const v = redis.command({"HGET", name, "mode"});
   return v.is_null() ? "" : std::string{v.text()};
-}
-
-asio::awaitable<void> pause(std::chrono::milliseconds d) {
-  asio::steady_timer t{co_await asio::this_coro::executor, d};
-  co_await t.async_wait(asio::use_awaitable);
-}
-
-// One round trip on the client's connection: whatever it sent before has had its reply.
-asio::awaitable<void> round_trip(redisync::client& c) {
-  redisync::resp::request ping;
-  ping.push("PING");
-  co_await c.exec(std::move(ping), asio::use_awaitable);
-}
-
-// A waiting acquire gets the lock within 3 s, and lets it go.
-asio::awaitable<void> gets_it_then_releases(background_acquire& waiting) {
-  BOOST_TEST_REQUIRE(co_await waiting.wait(std::chrono::seconds{3}));
-  BOOST_TEST_REQUIRE(waiting.result().has_value());
-  co_await waiting.result()->release(asio::use_awaitable);
 }
 
 }  // namespace
@@ -229,173 +211,6 @@ BOOST_FIXTURE_TEST_CASE(a_waiting_writer_gets_the_lock_within_twice_the_longest_
     *stop = true;
     while (*readers_done < 8) co_await pause(20ms);
     for (auto& o : others) co_await o->stop();
-    redisync::test::expect_nothing_left(redis);
-  });
-}
-
-BOOST_FIXTURE_TEST_CASE(a_write_release_wakes_waiting_readers_of_other_clients_even_when_the_writer_still_reads,
-                        lock_env) {
-  run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
-    running_client other{ctx, fast_config(redis)};
-    auto rw = c.new_owner().read_write_lock("rw:wake");
-    auto w = co_await rw.write().acquire(asio::use_awaitable);
-    auto r = co_await rw.read().acquire(asio::use_awaitable);
-    std::vector<std::unique_ptr<background_acquire>> readers;
-    for (int i = 0; i < 3; ++i) {
-      readers.push_back(std::make_unique<background_acquire>(ctx, other->new_owner().read_write_lock("rw:wake").read()));
-    }
-    auto const subscribed = [&] { return redisync::test::subscribers_of(redis, "redisson_rwlock:{rw:wake}") > 0; };
-    co_await redisync::test::wait_until(subscribed, 5s);
-    co_await pause(50ms);
-    for (auto& b : readers) BOOST_TEST(!b->result().has_value());
-    auto const released = std::chrono::steady_clock::now();
-    co_await w.release(asio::use_awaitable);
-    // The lease is 30 s: only the message can wake them this soon.
-    for (auto& b : readers) {
-      BOOST_TEST_REQUIRE(co_await b->wait(5s));
-      BOOST_TEST_REQUIRE(b->result().has_value());
-    }
-    BOOST_TEST((std::chrono::steady_clock::now() - released < 3s));
-    BOOST_TEST((r.status() == hold_status::held));
-    for (auto& b : readers) co_await b->result()->release(asio::use_awaitable);
-    co_await r.release(asio::use_awaitable);
-    co_await other.stop();
-    redisync::test::expect_nothing_left(redis);
-  });
-}
-
-BOOST_FIXTURE_TEST_CASE(a_final_read_release_wakes_a_waiting_writer_of_another_client, lock_env) {
-  run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
-    running_client other{ctx, fast_config(redis)};
-    auto r1 = co_await c.new_owner().read_write_lock("rw:last").read().acquire(asio::use_awaitable);
-    auto r2 = co_await c.new_owner().read_write_lock("rw:last").read().acquire(asio::use_awaitable);
-    background_acquire writer{ctx, other->new_owner().read_write_lock("rw:last").write()};
-    auto const marked = [&] { return redis.command({"ZCARD", "redisync_rwlock_writers:{rw:last}"}).integer() == 1; };
-    co_await redisync::test::wait_until(marked, 5s);
-    // A new reader waits behind the marked writer.
-    BOOST_TEST(!(co_await c.new_owner().read_write_lock("rw:last").read().try_acquire(0ms, asio::use_awaitable)));
-    co_await r1.release(asio::use_awaitable);
-    co_await pause(50ms);
-    BOOST_TEST(!writer.result().has_value());
-    auto const released = std::chrono::steady_clock::now();
-    co_await r2.release(asio::use_awaitable);
-    BOOST_TEST_REQUIRE(co_await writer.wait(5s));
-    BOOST_TEST_REQUIRE(writer.result().has_value());
-    BOOST_TEST((std::chrono::steady_clock::now() - released < 300ms));  // the mark's retry is 333 ms
-    BOOST_TEST(redis.command({"EXISTS", "redisync_rwlock_writers:{rw:last}"}).integer() == 0);
-    co_await writer.result()->release(asio::use_awaitable);
-    co_await other.stop();
-    redisync::test::expect_nothing_left(redis);
-  });
-}
-
-// Inside one client, the waiters do not wait for the unlock message: when the client's last hold
-// of the lock is released, its waiting writer tries behind the release. Here no message can come
-// (the client may not subscribe) and the writer's own bound is 10 s away.
-BOOST_FIXTURE_TEST_CASE(a_writer_waiting_behind_this_clients_last_reader_tries_as_it_is_released, lock_env) {
-  redis.command({"ACL", "SETUSER", "default", "-subscribe"});
-  run(
-      [&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
-        auto r1 = co_await c.new_owner().read_write_lock("rw:local").read().acquire(asio::use_awaitable);
-        auto r2 = co_await c.new_owner().read_write_lock("rw:local").read().acquire(asio::use_awaitable);
-        background_acquire writer{ctx, c.new_owner().read_write_lock("rw:local").write()};
-        auto const marked = [&] { return redis.command({"ZCARD", "redisync_rwlock_writers:{rw:local}"}).integer() == 1; };
-        co_await redisync::test::wait_until(marked, 5s);
-        co_await r1.release(asio::use_awaitable);  // another reader of this client still holds
-        co_await pause(50ms);
-        BOOST_TEST(!writer.result().has_value());
-        co_await r2.release(asio::use_awaitable);
-        BOOST_TEST_REQUIRE(co_await writer.wait(3s));
-        BOOST_TEST_REQUIRE(writer.result().has_value());
-        co_await writer.result()->release(asio::use_awaitable);
-        redisync::test::expect_nothing_left(redis);
-      },
-      [](redisync::config& cfg) { cfg.fair_waiter_liveness = 30s; });
-}
-
-// The unlock message of a release that already woke this client's next writer comes before the
-// release's reply; passed on, it would wake the writer after that one for an attempt bound to fail.
-BOOST_FIXTURE_TEST_CASE(a_writers_own_unlock_message_does_not_wake_the_next_writer_for_nothing, lock_env) {
-  run(
-      [&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
-        auto first = co_await c.new_owner().read_write_lock("rw:next").write().acquire(asio::use_awaitable);
-        background_acquire second{ctx, c.new_owner().read_write_lock("rw:next").write()};
-        background_acquire third{ctx, c.new_owner().read_write_lock("rw:next").write()};
-        auto const both_marked = [&] {
-          return redis.command({"ZCARD", "redisync_rwlock_writers:{rw:next}"}).integer() == 2;
-        };
-        co_await redisync::test::wait_until(both_marked, 5s);
-        co_await c.flush_subscriptions(asio::use_awaitable);
-        redis.command({"CONFIG", "RESETSTAT"});
-        co_await first.release(asio::use_awaitable);
-        BOOST_TEST_REQUIRE(co_await second.wait(3s));
-        BOOST_TEST_REQUIRE(second.result().has_value());
-        // An attempt woken by the message would have gone out before this reply came back.
-        co_await round_trip(c);
-        // A refused write attempt renews its mark (ZADD); the granted one removes it (ZREM).
-        auto const stats = std::string{redis.command({"INFO", "commandstats"}).text()};
-        BOOST_TEST(stats.find("cmdstat_zadd:") == std::string::npos, stats);
-        co_await second.result()->release(asio::use_awaitable);
-        co_await gets_it_then_releases(third);
-        co_await c.flush_subscriptions(asio::use_awaitable);
-        redisync::test::expect_nothing_left(redis);
-      },
-      [](redisync::config& cfg) { cfg.fair_waiter_liveness = 30s; });
-}
-
-// Tasks that a burst of replies resumes ask together: a reader among them does not start a read
-// that the writer among them would then have to wait for.
-BOOST_FIXTURE_TEST_CASE(a_reader_that_asks_together_with_a_writer_of_this_client_lets_the_writer_go_first, lock_env) {
-  run(
-      [&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
-        auto other = co_await c.new_owner().read_write_lock("rw:together").read().acquire(asio::use_awaitable);
-        background_acquire reader{ctx, c.new_owner().read_write_lock("rw:together").read()};
-        background_acquire writer{ctx, c.new_owner().read_write_lock("rw:together").write()};
-        auto const marked = [&] {
-          return redis.command({"ZCARD", "redisync_rwlock_writers:{rw:together}"}).integer() == 1;
-        };
-        co_await redisync::test::wait_until(marked, 5s);
-        // A read attempt sent before the writer's would have been granted by now.
-        co_await round_trip(c);
-        BOOST_TEST(!reader.result().has_value());
-        BOOST_TEST(redis.command({"HLEN", "rw:together"}).integer() == 2);  // mode and `other`
-        co_await other.release(asio::use_awaitable);
-        BOOST_TEST_REQUIRE(co_await writer.wait(3s));
-        BOOST_TEST_REQUIRE(writer.result().has_value());
-        BOOST_TEST(!reader.result().has_value());
-        co_await writer.result()->release(asio::use_awaitable);
-        co_await gets_it_then_releases(reader);
-        co_await c.flush_subscriptions(asio::use_awaitable);
-        redisync::test::expect_nothing_left(redis);
-      },
-      [](redisync::config& cfg) { cfg.fair_waiter_liveness = 30s; });
-}
-
-// Readers released together in one script call leave the hash's time to the last of them.
-BOOST_FIXTURE_TEST_CASE(readers_that_leave_together_free_the_lock_once_and_keep_its_time_right, lock_env) {
-  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
-    std::vector<redisync::held> reads;
-    for (int i = 0; i < 4; ++i) {
-      reads.push_back(co_await c.new_owner().read_write_lock("rw:leave").read().acquire(asio::use_awaitable));
-    }
-    auto longer = co_await c.new_owner().read_write_lock("rw:leave").read().acquire(60s, asio::use_awaitable);
-    // Released in one go: adjacent calls to one slot go out as one script call.
-    auto release_all = [&]() -> asio::awaitable<void> {
-      auto ex = co_await asio::this_coro::executor;
-      std::vector<std::shared_ptr<redisync::test::event>> done;
-      for (auto& r : reads) {
-        auto e = std::make_shared<redisync::test::event>(ex);
-        done.push_back(e);
-        r.release([e](boost::system::error_code) { e->notify(); });
-      }
-      for (auto& e : done) BOOST_TEST_REQUIRE(co_await e->wait(3s));
-    };
-    co_await release_all();
-    // The longest level left sets the hash's time: more than the default lease of 30 s.
-    BOOST_TEST(redis.command({"HLEN", "rw:leave"}).integer() == 2);
-    BOOST_TEST(pttl(redis, "rw:leave") > 30000);
-    co_await longer.release(asio::use_awaitable);
-    co_await c.flush_subscriptions(asio::use_awaitable);
     redisync::test::expect_nothing_left(redis);
   });
 }
