@@ -21,6 +21,7 @@ void channels::acquire(std::string const& channel, routing::slot_type slot,
   }
   auto e = slot_entry;
   ++e->refs;
+  e->unwanted = 0;
   e->linger.cancel();
   if (e->st == state::subscribed) {
     confirmed(e->result);
@@ -73,7 +74,7 @@ void channels::drop_unwanted(std::string const& channel) {
   auto it = entries_.find(channel);
   if (it == entries_.end() || stopped_) return;
   auto e = it->second;
-  if (e->refs > 0 || e->st != state::subscribed) return;
+  if (e->refs > 0 || e->st != state::subscribed || ++e->unwanted < unwanted_messages_to_drop) return;
   e->linger.cancel();
   unsubscribe(channel, e);
 }

@@ -2,8 +2,8 @@
 
 // Pub/sub channels shared by all waiters of a client: one SUBSCRIBE per channel however many
 // waiters use it, counted by reference, and kept for a while after the last waiter leaves (the
-// next contention on the same lock then costs no SUBSCRIBE/UNSUBSCRIBE pair), unless a message
-// arrives that nobody waits for. Addressed by slot, through the router.
+// next contention on the same lock then costs no SUBSCRIBE/UNSUBSCRIBE pair), unless messages keep
+// arriving that nobody waits for. Addressed by slot, through the router.
 
 #include "routing/router.hpp"
 
@@ -32,9 +32,14 @@ class channels {
   void acquire(std::string const& channel, routing::slot_type slot, std::function<void(io::error_code)> confirmed);
   // Drops a reference; the last one starts the linger period.
   void release(std::string const& channel);
-  // A message came on `channel` that no waiter wanted: a lingering subscription would keep
-  // costing one such message per unlock, so it is dropped now rather than at the linger's end.
+  // A message came on `channel` that no waiter wanted. A lingering subscription costs one such
+  // message per unlock, so after unwanted_messages_to_drop of them in a row it is dropped rather
+  // than at the linger's end. Not at the first: where waiters come and go in rounds (readers that
+  // all leave, then a writer), the lock's own unlock message finds the queue empty just before the
+  // next round's waiters need the subscription again, and dropping it would cost each round an
+  // UNSUBSCRIBE and a SUBSCRIBE, a round trip each, on the path to the lock.
   void drop_unwanted(std::string const& channel);
+  static constexpr std::size_t unwanted_messages_to_drop = 16;
   // Unsubscribes every channel without references now; `done` when Redis has confirmed.
   void flush(std::function<void(io::error_code)> done);
   // Ends lingering and tells everyone waiting for a confirmation that there is none.
@@ -51,6 +56,7 @@ class channels {
     std::size_t refs = 0;
     state st = state::idle;
     std::uint64_t generation = 0;  // tells a stale (un)subscribe completion from the current one
+    std::size_t unwanted = 0;      // messages in a row that no waiter wanted
     io::error_code result;
     boost::asio::steady_timer linger;
     std::vector<std::function<void(io::error_code)>> confirmed;
