@@ -72,7 +72,7 @@ void connection::impl::submit(entry_ptr e, bool priority) {
   mux_.submit(std::move(e), priority, clock_type::now());
   // Its wait for a connection is bounded (only this request's deadline is new).
   if (!priority && !mux_.ready() && entry->st == exec_entry::state::queued) arm_timer(entry->connect_deadline);
-  if (!session_open_) return;
+  if (!session_open_ || (writes_held_ > 0 && !priority)) return;
   // Requests made by handlers of the replies being read go out in groups (handle_bytes()).
   if (handling_replies_ && mux_.queued() < requests_per_reply_flush) return;
   start_write();
@@ -169,6 +169,12 @@ void connection::exec(outgoing out, late_reply_handler late,
     return;
   }
   asio::post(impl_->executor_, [self = impl_, e = std::move(e)]() mutable { self->submit(std::move(e), false); });
+}
+
+void connection::hold_writes() noexcept { ++impl_->writes_held_; }
+
+void connection::release_writes() {
+  if (--impl_->writes_held_ == 0) impl_->start_write();
 }
 
 void connection::subscribe(bool on, std::vector<std::string> channels,

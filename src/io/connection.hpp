@@ -105,6 +105,12 @@ class connection {
     return initiate_subscription(false, std::move(channels), std::forward<Token>(token));
   }
 
+  // On the strand: requests made until the matching release_writes() wait, and then go out in one
+  // write, where adjacent calls of one script merge into one command. Holds nest; priority requests
+  // (handshake, health checks) and a read's flush of replies' requests do not wait.
+  void hold_writes() noexcept;
+  void release_writes();
+
   // Ends run(): closes the socket and fails waiting requests with operation_aborted.
   void stop();
 

@@ -88,6 +88,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   bool session_open_ = false;      // connected; the handshake may still be running
   bool writing_ = false;           // a remainder the socket did not take is being written
   bool handling_replies_ = false;  // inside handle_bytes()
+  std::size_t writes_held_ = 0;    // hold_writes() not yet released
   std::uint64_t session_ = 0;
   std::set<std::string> channels_;
   std::string handshake_failure_;  // the server's refusal, or the handshake's timeout

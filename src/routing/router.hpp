@@ -44,6 +44,10 @@ class router {
 
   virtual void exec(slot_type slot, io::outgoing out, io::late_reply_handler late,
                     boost::asio::any_completion_handler<void(io::error_code, io::response)> handler) = 0;
+  // On the strand: requests made until the matching release_writes() go out together, one write
+  // per node, where adjacent calls of one script merge (io::connection::hold_writes). Holds nest.
+  virtual void hold_writes() noexcept = 0;
+  virtual void release_writes() = 0;
   // Channels of one slot: pub/sub of a lock goes where its keys are.
   virtual void subscribe(bool on, slot_type slot, std::vector<std::string> channels,
                          boost::asio::any_completion_handler<void(io::error_code)> handler) = 0;

@@ -18,6 +18,8 @@ class standalone final : public router {
 
   void exec(slot_type slot, io::outgoing out, io::late_reply_handler late,
             boost::asio::any_completion_handler<void(io::error_code, io::response)> handler) override;
+  void hold_writes() noexcept override { conn_.hold_writes(); }
+  void release_writes() override { conn_.release_writes(); }
   void subscribe(bool on, slot_type slot, std::vector<std::string> channels,
                  boost::asio::any_completion_handler<void(io::error_code)> handler) override;
   void run(boost::asio::any_completion_handler<void(io::error_code)> handler) override;

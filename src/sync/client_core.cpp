@@ -111,7 +111,16 @@ void client_core::send(script const& s, routing::slot_type slot, io::outgoing ou
   runner_.send(s, slot, std::move(out), std::move(late), std::move(done));
 }
 
-void client_core::defer(std::function<void()> f) { asio::post(strand_, std::move(f)); }
+// Until the deferred work has run, this client's requests wait: the tries of readers that yield
+// (and any made between them) then go out in one write, merged into one script call, instead of
+// one system call and one script call each.
+void client_core::defer(std::function<void()> f) {
+  router_->hold_writes();
+  asio::post(strand_, [self = shared_from_this(), f = std::move(f)] {
+    f();
+    self->router_->release_writes();
+  });
+}
 
 std::unique_ptr<alarm> client_core::make_alarm(std::function<void()> ring) {
   return std::make_unique<timer_alarm>(router_->io_executor(), strand_, std::move(ring));

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -154,6 +155,37 @@ BOOST_FIXTURE_TEST_CASE(a_reader_that_asks_together_with_a_writer_of_this_client
         redisync::test::expect_nothing_left(redis);
       },
       [](redisync::config& cfg) { cfg.fair_waiter_liveness = 30s; });
+}
+
+// Readers yield to work already queued in the client (above); while they wait for it, the
+// client's requests wait too, so readers that ask together go out in one script call.
+BOOST_FIXTURE_TEST_CASE(readers_that_ask_together_try_in_one_script_call, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto ex = co_await asio::this_coro::executor;
+    // Connected and the script loaded: requests would otherwise wait for either, and then go together.
+    co_await (co_await c.new_owner().read_write_lock("rw:ask").read().acquire(asio::use_awaitable))
+        .release(asio::use_awaitable);
+    auto const calls_before = redisync::test::command_calls(redis, "evalsha");
+    std::vector<std::optional<redisync::held>> reads(8);
+    std::vector<std::shared_ptr<redisync::test::event>> granted;
+    for (auto& r : reads) {
+      auto e = std::make_shared<redisync::test::event>(ex);
+      granted.push_back(e);
+      c.new_owner().read_write_lock("rw:ask").read().acquire(
+          [&r, e](boost::system::error_code ec, redisync::held h) {
+            if (!ec) r = std::move(h);
+            e->notify();
+          });
+    }
+    for (auto& e : granted) BOOST_TEST_REQUIRE(co_await e->wait(3s));
+    BOOST_TEST(redisync::test::command_calls(redis, "evalsha") - calls_before == 1);
+    BOOST_TEST(redis.command({"HLEN", "rw:ask"}).integer() == 9);  // mode and eight readers
+    for (auto& r : reads) {
+      BOOST_TEST_REQUIRE(r.has_value());
+      co_await r->release(asio::use_awaitable);
+    }
+    redisync::test::expect_nothing_left(redis);
+  });
 }
 
 // Readers released together in one script call leave the hash's time to the last of them.
