@@ -21,7 +21,7 @@ using namespace redisync::test::lock_names;
 using redisync::test::background_acquire;
 using redisync::test::fast_config;
 using redisync::test::hget_count;
-using redisync::test::pause;
+using redisync::test::sleep_for;
 using redisync::test::pttl;
 
 namespace {
@@ -182,10 +182,10 @@ BOOST_FIXTURE_TEST_CASE(a_waiting_writer_gets_the_lock_within_twice_the_longest_
     // 8 readers in overlapping turns without end, on two clients: one of them always reads.
     auto reader = [](redisync::read_write_lock rw, std::chrono::milliseconds offset, std::shared_ptr<std::atomic<bool>> stop,
                      std::shared_ptr<int> done) -> asio::awaitable<void> {
-      co_await pause(offset);
+      co_await sleep_for(offset);
       while (!*stop) {
         auto r = co_await rw.read().acquire(asio::use_awaitable);
-        co_await pause(hold);
+        co_await sleep_for(hold);
         co_await r.release(asio::use_awaitable);
       }
       ++*done;
@@ -195,7 +195,7 @@ BOOST_FIXTURE_TEST_CASE(a_waiting_writer_gets_the_lock_within_twice_the_longest_
       asio::co_spawn(ctx, reader(client->new_owner().read_write_lock("rw:starve"), hold * i / 8, stop, readers_done),
                      asio::detached);
     }
-    co_await pause(2 * hold);
+    co_await sleep_for(2 * hold);
     BOOST_TEST(mode_of(redis, "rw:starve") == "read");
     auto writer = c.new_owner().read_write_lock("rw:starve");
     for (int round = 0; round < 3; ++round) {
@@ -206,10 +206,10 @@ BOOST_FIXTURE_TEST_CASE(a_waiting_writer_gets_the_lock_within_twice_the_longest_
                                                 << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
                                                 << " ms");
       co_await w.release(asio::use_awaitable);
-      co_await pause(hold);
+      co_await sleep_for(hold);
     }
     *stop = true;
-    while (*readers_done < 8) co_await pause(20ms);
+    while (*readers_done < 8) co_await sleep_for(20ms);
     for (auto& o : others) co_await o->stop();
     redisync::test::expect_nothing_left(redis);
   });
@@ -245,7 +245,7 @@ BOOST_FIXTURE_TEST_CASE(a_cancelled_waiting_writer_or_reader_ends_with_operation
     std::optional<error_code> reader_error;
     auto const on_reader = [&](error_code e, held) { reader_error = e; };
     c.new_owner().read_write_lock("rw:cancel").read().acquire(asio::bind_cancellation_slot(cancel_reader.slot(), on_reader));
-    co_await pause(100ms);
+    co_await sleep_for(100ms);
     BOOST_TEST(!reader_error.has_value());
     cancel_reader.emit(asio::cancellation_type::terminal);
     cancel_writer.emit(asio::cancellation_type::terminal);
@@ -268,7 +268,7 @@ BOOST_FIXTURE_TEST_CASE(without_writer_preference_readers_share_past_a_waiting_w
       [&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
         auto r = co_await c.new_owner().read_write_lock("rw:nopref").read().acquire(asio::use_awaitable);
         background_acquire writer{ctx, c.new_owner().read_write_lock("rw:nopref").write()};
-        co_await pause(100ms);
+        co_await sleep_for(100ms);
         BOOST_TEST(redis.command({"EXISTS", "redisync_rwlock_writers:{rw:nopref}"}).integer() == 0);
         auto shared = co_await c.new_owner().read_write_lock("rw:nopref").read().try_acquire(0ms, asio::use_awaitable);
         BOOST_TEST_REQUIRE(shared.has_value());
@@ -297,7 +297,7 @@ BOOST_FIXTURE_TEST_CASE(the_watchdog_keeps_reads_and_writes_for_ten_leases_and_r
         auto dead = other->new_owner().read_write_lock("rw:dog");
         auto gone = co_await dead.read().acquire(300ms, asio::use_awaitable);
         auto const renewals_before = redisync::test::command_calls(redis, "evalsha");
-        co_await pause(3000ms);  // 10 leases
+        co_await sleep_for(3000ms);  // 10 leases
         BOOST_TEST((r1.status() == hold_status::held));
         BOOST_TEST((w.status() == hold_status::held));
         for (int level : {1, 2, 3}) BOOST_TEST(pttl(redis, timeout_key("rw:dog", rw.owner_id(), level)) > 0);

@@ -20,7 +20,6 @@ using namespace redisync::test::lock_names;
 using redisync::test::background_acquire;
 using redisync::test::fast_config;
 using redisync::test::gets_it_then_releases;
-using redisync::test::pause;
 using redisync::test::pttl;
 using redisync::test::round_trip;
 using redisync::test::wait_for_marks;
@@ -38,9 +37,10 @@ BOOST_FIXTURE_TEST_CASE(a_write_release_wakes_waiting_readers_of_other_clients_e
     for (int i = 0; i < 3; ++i) {
       readers.push_back(std::make_unique<background_acquire>(ctx, other->new_owner().read_write_lock("rw:wake").read()));
     }
-    auto const subscribed = [&] { return redisync::test::subscribers_of(redis, "redisson_rwlock:{rw:wake}") > 0; };
-    co_await redisync::test::wait_until(subscribed, 5s);
-    co_await pause(50ms);
+    auto const all_wait = [&] {
+      return other->stats().waiters == 3 && redisync::test::subscribers_of(redis, "redisson_rwlock:{rw:wake}") > 0;
+    };
+    co_await redisync::test::wait_until(all_wait, 5s);
     for (auto& b : readers) BOOST_TEST(!b->result().has_value());
     auto const released = std::chrono::steady_clock::now();
     co_await w.release(asio::use_awaitable);
@@ -68,7 +68,10 @@ BOOST_FIXTURE_TEST_CASE(a_final_read_release_wakes_a_waiting_writer_of_another_c
     // A new reader waits behind the marked writer.
     BOOST_TEST(!(co_await c.new_owner().read_write_lock("rw:last").read().try_acquire(0ms, asio::use_awaitable)));
     co_await r1.release(asio::use_awaitable);
-    co_await pause(50ms);
+    // A message of that release would have reached `other` before its first reply here, and the
+    // attempt it woke would have had its reply before the second.
+    co_await round_trip(*other);
+    co_await round_trip(*other);
     BOOST_TEST(!writer.result().has_value());
     auto const released = std::chrono::steady_clock::now();
     co_await r2.release(asio::use_awaitable);

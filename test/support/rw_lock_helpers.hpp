@@ -4,7 +4,6 @@
 
 #include "support/lock_fixture.hpp"
 
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -16,12 +15,6 @@ namespace redisync::test {
 
 inline std::int64_t pttl(redisync::process::redis_server const& redis, std::string const& key) {
   return redis.command({"PTTL", key}).integer();
-}
-
-// Time passing for its own sake (a hold's length), not a wait for an event.
-inline boost::asio::awaitable<void> pause(std::chrono::milliseconds d) {
-  boost::asio::steady_timer t{co_await boost::asio::this_coro::executor, d};
-  co_await t.async_wait(boost::asio::use_awaitable);
 }
 
 // One round trip on the client's connection: whatever it sent before has had its reply.
