@@ -220,4 +220,57 @@ BOOST_FIXTURE_TEST_CASE(readers_that_leave_together_free_the_lock_once_and_keep_
   });
 }
 
+// Read releases of one lock sent together run as one script call: each owner gives up exactly its
+// innermost level, one whose field is gone learns that it lost the lease and changes nothing, the
+// hash's time comes down to the longest level left when the longest one goes, and the lock is
+// freed by its last reader.
+BOOST_FIXTURE_TEST_CASE(read_releases_sent_together_end_exactly_their_own_levels, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    std::string const name = "rw:group";
+    auto read_of = [&](redisync::owner const& o) { return o.read_write_lock(name).read(); };
+    std::vector<redisync::owner> owners;
+    for (int i = 0; i < 5; ++i) owners.push_back(c.new_owner());
+    std::vector<redisync::held> released;
+    for (int i = 0; i < 4; ++i) released.push_back(co_await read_of(owners[i]).acquire(20s, asio::use_awaitable));
+    // The fourth owner reads twice: its inner level goes, its outer one stays.
+    auto outer = std::move(released[3]);
+    released[3] = co_await read_of(owners[3]).acquire(20s, asio::use_awaitable);
+    released.push_back(co_await read_of(owners[4]).acquire(50s, asio::use_awaitable));
+    BOOST_TEST(pttl(redis, name) > 40000);
+    auto const level_key = [&](redisync::owner const& o, int level) {
+      return "{" + name + "}:" + o.id() + ":rwlock_timeout:" + std::to_string(level);
+    };
+    // The second owner's hold lapsed behind its back.
+    redis.command({"HDEL", name, owners[1].id()});
+    redis.command({"DEL", level_key(owners[1], 1)});
+    auto const calls_before = redisync::test::command_calls(redis, "evalsha");
+    auto ex = co_await asio::this_coro::executor;
+    std::vector<error_code> results(released.size());
+    std::vector<std::shared_ptr<redisync::test::event>> done;
+    for (std::size_t i = 0; i < released.size(); ++i) {
+      auto e = std::make_shared<redisync::test::event>(ex);
+      done.push_back(e);
+      released[i].release([&results, i, e](error_code ec) {
+        results[i] = ec;
+        e->notify();
+      });
+    }
+    for (auto& e : done) BOOST_TEST_REQUIRE(co_await e->wait(3s));
+    BOOST_TEST(redisync::test::command_calls(redis, "evalsha") - calls_before == 1);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      BOOST_TEST((results[i] == (i == 1 ? error_code{error::lease_lost} : error_code{})), i << ": " << results[i].message());
+    }
+    BOOST_TEST(redis.command({"HLEN", name}).integer() == 2);  // mode and the outer level's owner
+    BOOST_TEST(redisync::test::hget_count(redis, name, owners[3].id()) == 1);
+    BOOST_TEST(pttl(redis, level_key(owners[3], 1)) > 0);
+    BOOST_TEST(redis.command({"EXISTS", level_key(owners[3], 2)}).integer() == 0);
+    BOOST_TEST(pttl(redis, name) <= 20000);
+    BOOST_TEST(pttl(redis, name) > 10000);
+    co_await outer.release(asio::use_awaitable);
+    BOOST_TEST(redis.command({"EXISTS", name}).integer() == 0);
+    co_await c.flush_subscriptions(asio::use_awaitable);
+    redisync::test::expect_nothing_left(redis);
+  });
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -170,46 +170,64 @@ end
 
 local k, a = 1, 1  -- the next item's first key and its operation
 
--- The longest level that released reads of this call left to the next item to account for, and
--- of which lock (readers that came together leave together).
-local released_longest, released_lock = 0, nil
+-- Read releases of one lock by different owners that come one after the other, none repeating a
+-- lost attempt, run as a group (readers that came together leave together): one HMGET finds all
+-- their counts, and the last item that ends a level deletes the group's levels and fields at once
+-- and sets the hash's time for all of them.
+local release_group = nil  -- {mode, counts, next item, last item that releases, levels, fields, ended}
+local max_group = 1000  -- (UNPACK's arguments live on Lua's stack)
 
--- Whether the item after the current one releases a read of `lock` that its owner holds: that item
--- then keeps the hash right for both. (The current item is a read-release: 2 keys, 4 arguments.)
-local function next_releases_a_read_of(lock)
-  local na, nk = a + 4, k + 2
-  if ARGV[na] ~= 'read-release' or KEYS[nk] ~= lock or ARGV[na + 3] ~= '' then return false end
-  return (tonumber(redis.call('hget', lock, ARGV[na + 1]) or '0') or 0) > 0
+local function start_release_group(lock, retry_arg)
+  local owners, seen = {}, {}
+  local ka, aa = k, a
+  repeat
+    owners[#owners + 1] = ARGV[aa + 1]
+    seen[ARGV[aa + 1]] = true
+    ka, aa = ka + 2, aa + 4
+  until retry_arg ~= '' or #owners == max_group or ARGV[aa] ~= 'read-release' or KEYS[ka] ~= lock or
+        ARGV[aa + 3] ~= '' or seen[ARGV[aa + 1]]
+  local g = {next = 1, size = #owners, last = 0, levels = {}, fields = {}, ended = 0}
+  local fields = redis.pcall('hmget', lock, 'mode', unpack(owners))
+  if fields.err then
+    g.err = fields
+    return g
+  end
+  g.mode, g.counts = fields[1], {}
+  for i = 1, #owners do
+    g.counts[i] = tonumber(fields[i + 1] or '0') or 0
+    if g.counts[i] > 0 then g.last = i end
+  end
+  return g
 end
 
 local function read_release(lock, base, owner, channel, retry_arg)
   -- (Redisson's read unlock always looks at every level; this one only when it must.)
-  local fields = redis.pcall('hmget', lock, owner, 'mode')
-  if fields.err then return fields end
-  local count = tonumber(fields[1] or '0') or 0
+  local g = release_group or start_release_group(lock, retry_arg)
+  local i = g.next
+  g.next = i + 1
+  release_group = g.next <= g.size and g or nil
+  if g.err then return g.err end
+  local count = g.counts[i]
   if retry_arg ~= '' and count == tonumber(retry_arg) - 1 then return -2 end
   if count <= 0 then return -1 end
   local level = timeout_key(base, owner, count)
-  local ended = redis.call('pttl', level)
-  redis.call('del', level)
+  g.ended = math.max(g.ended, redis.call('pttl', level))
+  g.levels[#g.levels + 1] = level
   if count > 1 then
     redis.call('hincrby', lock, owner, -1)
   else
-    redis.call('hdel', lock, owner)
+    g.fields[#g.fields + 1] = owner
   end
-  if released_lock == lock then ended = math.max(ended, released_longest) end
-  released_lock = nil
-  if next_releases_a_read_of(lock) then
-    released_longest, released_lock = ended, lock
-    return count - 1
-  end
+  if i < g.last then return count - 1 end
+  redis.call('del', unpack(g.levels))
+  if #g.fields > 0 then redis.call('hdel', lock, unpack(g.fields)) end
   if redis.call('hlen', lock) > 1 then
-    if fields[2] == 'write' then return count - 1 end  -- the write's lease keeps the hash
+    if g.mode == 'write' then return count - 1 end  -- the write's lease keeps the hash
     -- The hash lives as long as the longest level (every acquire and renewal keeps it so): unless
-    -- the level that ended was the longest, the hash's time is still right; if it was, another
+    -- a level that ended was the longest, the hash's time is still right; if one was, another
     -- level as long keeps it right too.
     local left = redis.call('pttl', lock)
-    if ended < left then return count - 1 end
+    if g.ended < left then return count - 1 end
     local longest = longest_read(lock, base, left)
     if longest > 0 then
       if longest ~= left then redis.call('pexpire', lock, longest) end
