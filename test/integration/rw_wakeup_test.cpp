@@ -258,7 +258,8 @@ BOOST_FIXTURE_TEST_CASE(read_releases_sent_together_end_exactly_their_own_levels
     for (auto& e : done) BOOST_TEST_REQUIRE(co_await e->wait(3s));
     BOOST_TEST(redisync::test::command_calls(redis, "evalsha") - calls_before == 1);
     for (std::size_t i = 0; i < results.size(); ++i) {
-      BOOST_TEST((results[i] == (i == 1 ? error_code{error::lease_lost} : error_code{})), i << ": " << results[i].message());
+      auto const expected = i == 1 ? error_code{error::lease_lost} : error_code{};
+      BOOST_TEST((results[i] == expected), i << ": " << results[i].message());
     }
     BOOST_TEST(redis.command({"HLEN", name}).integer() == 2);  // mode and the outer level's owner
     BOOST_TEST(redisync::test::hget_count(redis, name, owners[3].id()) == 1);
