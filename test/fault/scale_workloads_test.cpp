@@ -7,15 +7,19 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstdlib>
+#include <functional>
 
 using namespace std::chrono_literals;
 using redisync::process::redis_server;
 
 namespace {
 
-// Runs `redisync bench` with `args` and the environment `env`, and returns its JSON line.
-boost::json::object bench(std::vector<std::string> args, std::vector<std::pair<char const*, char const*>> env) {
+// Runs `redisync bench` with `args` and the environment `env` on a fresh server that `prepare` may
+// write to first, and returns its JSON line.
+boost::json::object bench(std::vector<std::string> args, std::vector<std::pair<char const*, char const*>> env,
+                          std::function<void(redis_server&)> const& prepare = {}) {
   redis_server redis;
+  if (prepare) prepare(redis);
   redisync::test::temp_dir dir;
   args.insert(args.begin(), {"bench", "--redis", redis.url()});
   for (auto const& [name, value] : env) ::setenv(name, value, 1);
@@ -87,6 +91,28 @@ BOOST_AUTO_TEST_CASE(w6_readers_share_and_no_write_overlaps_in_one_process_or_tw
   BOOST_TEST(number(split, "baseline", "overlaps") == 0);
   BOOST_TEST(number(split, "baseline", "max_concurrent_readers") == 1);
   BOOST_TEST(split.at("safety_ok").as_bool());
+}
+
+// A process of W6 across processes that fails before it is ready ends the wait for it at once
+// (not after the 30 s bound), and the report says which process, how it ended and why.
+BOOST_AUTO_TEST_CASE(w6_names_a_process_that_fails_before_it_is_ready_and_does_not_wait_for_it) {
+  // The second process's warm-up lock is a string: its first acquire fails with WRONGTYPE.
+  auto const spoil = [](redis_server& redis) { redis.command({"SET", "bench:w6:warmup:1", "not a lock"}); };
+  auto const started = std::chrono::steady_clock::now();
+  auto const r = bench({"--workload", "W6"}, {{"W6_M", "200"}, {"W6_HOLD_US", "500"}, {"W6_P", "2"}}, spoil);
+  auto const took = std::chrono::steady_clock::now() - started;
+  BOOST_TEST(!r.at("safety_ok").as_bool());
+  auto const& split = r.at("across_processes").as_object();
+  BOOST_TEST(split.at("read_cs_ratio_to_baseline").is_null());  // 0 over 0: no number
+  for (auto const* run : {&split, &split.at("baseline").as_object()}) {
+    BOOST_TEST_REQUIRE(run->contains("problem"));
+    std::string const problem{run->at("problem").as_string()};
+    BOOST_TEST(problem.find("process 1 exited with code 1") != std::string::npos, problem);
+    BOOST_TEST(problem.find("wrong type") != std::string::npos, problem);
+    BOOST_TEST(!run->at("safety_ok").as_bool());
+  }
+  // Both runs across processes would otherwise wait 30 s each for the dead process.
+  BOOST_TEST((took < 30s), std::chrono::duration_cast<std::chrono::seconds>(took).count() << " s");
 }
 
 // Without ASan's quarantine a freed block is reused at once, so the resident size shows a leak:

@@ -125,6 +125,13 @@ json::object report(w6_run const& r) {
                       {"cmd_breakdown", r.cmds.breakdown}};
 }
 
+namespace {
+
+// One rate over another, or null when the other is 0 (a run that did nothing): JSON has no NaN.
+json::value ratio(double rate, double to) { return to > 0 ? json::value(r2(rate / to)) : json::value(nullptr); }
+
+}  // namespace
+
 asio::awaitable<json::object> w6(bench_context& b) {
   co_await b.warmup("bench:w6:warmup");
   auto const writes = section_kinds(b.p.w6_m);
@@ -136,7 +143,7 @@ asio::awaitable<json::object> w6(bench_context& b) {
   auto const reads_alone = co_await run_w6(b, true, only_reads, "bench:w6:reads", b.p.w6_c);
   auto const writes_alone = co_await run_w6(b, true, only_writes, "bench:w6:writes", b.p.w6_c);
   auto out = report(rw);
-  out["read_cs_ratio_to_baseline"] = r2(double(rw.reads) / rw.elapsed / (double(baseline.reads) / baseline.elapsed));
+  out["read_cs_ratio_to_baseline"] = ratio(double(rw.reads) / rw.elapsed, double(baseline.reads) / baseline.elapsed);
   out["lock_script_calls_per_read"] = reads_alone.cmds.scripts_per_op;
   out["lock_script_calls_per_write"] = writes_alone.cmds.scripts_per_op;
   out["cmds_per_read"] = reads_alone.cmds.per_op;
@@ -149,7 +156,7 @@ asio::awaitable<json::object> w6(bench_context& b) {
     auto split = co_await w6_across_processes(b, true);
     auto split_baseline = co_await w6_across_processes(b, false);
     split["read_cs_ratio_to_baseline"] =
-        r2(split.at("read_cs_per_s").to_number<double>() / split_baseline.at("read_cs_per_s").to_number<double>());
+        ratio(split.at("read_cs_per_s").to_number<double>(), split_baseline.at("read_cs_per_s").to_number<double>());
     safe = safe && split["safety_ok"].as_bool() && split_baseline["safety_ok"].as_bool();
     capped = capped || split["capped"].as_bool() || split_baseline["capped"].as_bool();
     split["baseline"] = std::move(split_baseline);

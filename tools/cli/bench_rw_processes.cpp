@@ -16,7 +16,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <limits>
+#include <optional>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,6 +64,24 @@ sweep_result sweep(std::vector<interval> const& holds, bool all_exclusive) {
   return out;
 }
 
+// How a child ended, in words.
+std::string how_it_ended(int status) {
+  if (WIFSIGNALED(status)) return fmt::format("was killed by signal {}", WTERMSIG(status));
+  return fmt::format("exited with code {}", WEXITSTATUS(status));
+}
+
+bool ended_well(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+
+// The last line of `file` that is not empty ("" if none).
+std::string last_line_of(std::filesystem::path const& file) {
+  std::ifstream in{file};
+  std::string last;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) last = line;
+  }
+  return last;
+}
+
 asio::awaitable<std::int64_t> list_length(client& admin, std::string const& key) {
   resp::request req;
   req.push("LLEN", key);
@@ -101,47 +121,72 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
   std::vector<std::string> args{"bench", "--redis", b.url, "--workload", "W6C"};
   if (b.watchdog) args.push_back("--watchdog");
   std::vector<pid_t> children;
+  auto const out_of = [&](std::size_t i) { return dir / fmt::format("{}.json", i); };
+  auto const err_of = [&](std::size_t i) { return dir / fmt::format("{}.err", i); };
   for (std::int64_t i = 0; i < processes; ++i) {
     ::setenv("W6_PROC", std::to_string(i).c_str(), 1);
-    children.push_back(process::spawn_child("/proc/self/exe", args, {.stdout_file = dir / fmt::format("{}.json", i)}));
+    auto const n = static_cast<std::size_t>(i);
+    children.push_back(
+        process::spawn_child("/proc/self/exe", args, {.stdout_file = out_of(n), .stderr_file = err_of(n)}));
   }
-  auto const all_ready = [&]() -> asio::awaitable<bool> {
-    co_return co_await list_length(b.admin, run_key("ready", run_id)) == processes;
+  std::vector<std::optional<int>> ended(children.size());  // the wait status of each that ended
+  auto const reap = [&] {
+    for (std::size_t i = 0; i < children.size(); ++i) {
+      int status = 0;
+      if (!ended[i] && ::waitpid(children[i], &status, WNOHANG) == children[i]) ended[i] = status;
+    }
+    return std::count_if(ended.begin(), ended.end(), [](auto const& s) { return s.has_value(); });
   };
-  bool const ready = co_await poll_until(all_ready, std::chrono::seconds{30}, std::chrono::milliseconds{1});
+  // A child that ends before it is ready ends the wait: the run cannot start without it.
+  std::int64_t ready_count = 0;
+  auto const all_ready = [&]() -> asio::awaitable<bool> {
+    ready_count = co_await list_length(b.admin, run_key("ready", run_id));
+    co_return ready_count == processes || reap() > 0;
+  };
+  co_await poll_until(all_ready, std::chrono::seconds{30}, std::chrono::milliseconds{1});
+  bool const ready = ready_count == processes && reap() == 0;
   auto const before = co_await command_stats(b.admin);  // after the children's warm-up
   if (ready) {
     resp::request go;
     go.push("SET", run_key("go", run_id), "1");
     co_await b.admin.exec(std::move(go), asio::use_awaitable);
   }
-  std::int64_t exited = 0;
-  auto const all_exited = [&]() -> asio::awaitable<bool> {
-    for (auto& pid : children) {
-      if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == pid) {
-        pid = -1;
-        ++exited;
-      }
-    }
-    co_return exited == processes;
-  };
+  auto const all_exited = [&]() -> asio::awaitable<bool> { co_return reap() == processes; };
   bool finished = false;
   if (ready) finished = co_await poll_until(all_exited, std::chrono::seconds{b.p.cap_s + 30},
                                                   std::chrono::milliseconds{1});
-  for (auto pid : children) {
-    if (pid > 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
+  bool const one_ended_early = !ready && reap() > 0;
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    if (!ended[i]) {
+      ::kill(children[i], SIGKILL);
+      ::waitpid(children[i], nullptr, 0);
     }
+  }
+  // Why a run is capped, in the report: each process that failed, how it ended, its last words.
+  std::vector<std::string> problems;
+  if (!ready && !one_ended_early) {
+    problems.push_back(fmt::format("{} of {} processes were ready within 30 s", ready_count, processes));
+  }
+  if (ready && !finished) problems.push_back(fmt::format("the processes did not finish within {} s", b.p.cap_s + 30));
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    auto const said = last_line_of(err_of(i));
+    if (ended[i] && !ended_well(*ended[i])) {
+      problems.push_back(fmt::format("process {} {}{}", i, how_it_ended(*ended[i]), said.empty() ? "" : ": " + said));
+    }
+    // Its warnings, which it could not write to the terminal itself.
+    if (!said.empty()) std::cerr << std::ifstream{err_of(i)}.rdbuf();
   }
   w6_run r;
   r.capped = !finished;
   std::int64_t first_ns = std::numeric_limits<std::int64_t>::max(), last_ns = 0;
   for (std::int64_t i = 0; i < processes; ++i) {
-    std::ifstream in{dir / fmt::format("{}.json", i)};
+    std::ifstream in{out_of(static_cast<std::size_t>(i))};
     std::string line;
     if (!std::getline(in, line) || line.empty()) {
       r.capped = true;
+      if (ended[static_cast<std::size_t>(i)] && ended_well(*ended[static_cast<std::size_t>(i)])) {
+        problems.push_back(fmt::format("process {} wrote no result", i));
+      }
       continue;
     }
     auto const share = json::parse(line).as_object();
@@ -174,6 +219,13 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
   out["processes"] = processes;
   out["overlaps"] = found.overlaps;
   out["safety_ok"] = out["safety_ok"].as_bool() && found.overlaps == 0 && !r.capped;
+  if (!problems.empty()) {
+    std::string all = problems.front();
+    for (std::size_t i = 1; i < problems.size(); ++i) all += "; " + problems[i];
+    std::cerr << fmt::format("redisync bench: W6 across processes ({}): {}\n",
+                             read_write ? "read-write lock" : "baseline", all);
+    out["problem"] = all;
+  }
   co_return out;
 }
 
