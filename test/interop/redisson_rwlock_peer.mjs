@@ -132,14 +132,22 @@ const unlock = () =>
     : redis.eval(writeUnlock, 2, name, channel, '1', lease, writer);
 
 // Redisson's wait: subscribed first, then a try after every message or when the TTL has passed.
+// A message that comes while a try is out counts too (Redisson keeps it as a semaphore permit):
+// the unlock may run just after the try found the lock held.
 async function lock() {
   const sub = new Redis({ host: '127.0.0.1', port: Number(port) });
+  let messaged = false;
   let wake = () => {};
-  sub.on('message', () => wake());
+  sub.on('message', () => {
+    messaged = true;
+    wake();
+  });
   await sub.subscribe(channel);
   for (;;) {
+    messaged = false;
     const ttl = await tryLock();
     if (ttl === null) break;
+    if (messaged) continue;
     await new Promise((resolve) => {
       const timer = setTimeout(resolve, ttl);
       wake = () => {
@@ -147,6 +155,7 @@ async function lock() {
         resolve();
       };
     });
+    wake = () => {};
   }
   sub.disconnect();
 }
