@@ -209,7 +209,8 @@ BOOST_FIXTURE_TEST_CASE(a_waiting_writer_gets_the_lock_within_twice_the_longest_
       co_await sleep_for(hold);
     }
     *stop = true;
-    while (*readers_done < 8) co_await sleep_for(20ms);
+    auto const readers_stopped = [&] { return *readers_done == 8; };
+    co_await redisync::test::wait_until(readers_stopped, 10s);
     for (auto& o : others) co_await o->stop();
     redisync::test::expect_nothing_left(redis);
   });

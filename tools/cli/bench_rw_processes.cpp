@@ -179,12 +179,12 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
   w6_run r;
   r.capped = !finished;
   std::int64_t first_ns = std::numeric_limits<std::int64_t>::max(), last_ns = 0;
-  for (std::int64_t i = 0; i < processes; ++i) {
-    std::ifstream in{out_of(static_cast<std::size_t>(i))};
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    std::ifstream in{out_of(i)};
     std::string line;
     if (!std::getline(in, line) || line.empty()) {
       r.capped = true;
-      if (ended[static_cast<std::size_t>(i)] && ended_well(*ended[static_cast<std::size_t>(i)])) {
+      if (ended[i] && ended_well(*ended[i])) {
         problems.push_back(fmt::format("process {} wrote no result", i));
       }
       continue;
