@@ -91,6 +91,22 @@ BOOST_AUTO_TEST_CASE(w6_readers_share_and_no_write_overlaps_in_one_process_or_tw
   BOOST_TEST(number(split, "baseline", "overlaps") == 0);
   BOOST_TEST(number(split, "baseline", "max_concurrent_readers") == 1);
   BOOST_TEST(split.at("safety_ok").as_bool());
+  // What each run cost the client's processes and Redis, next to its speed.
+  for (auto const* run : {&r, &r.at("baseline").as_object(), &split, &split.at("baseline").as_object()}) {
+    BOOST_TEST(number(*run, "client_cpu_us_per_cs") > 0);
+    BOOST_TEST(number(*run, "server_cpu_us_per_cs") > 0);
+    BOOST_TEST(number(*run, "script_us_per_cs") > 0);
+  }
+}
+
+// The settings of the run reach its processes too: without polling for replies, none is polled for.
+BOOST_AUTO_TEST_CASE(w6_processes_run_with_the_reply_spin_given) {
+  std::vector<std::pair<char const*, char const*>> const small{{"W6_M", "100"}, {"W6_HOLD_US", "500"}, {"W6_P", "2"}};
+  auto const r = bench({"--workload", "W6", "--reply-spin-us", "0"}, small);
+  BOOST_TEST(number(r, "reply_spin_hits") == 0);
+  BOOST_TEST(number(r, "across_processes", "reply_spin_hits") == 0);
+  auto const polled = bench({"--workload", "W6"}, small);
+  BOOST_TEST(number(polled, "across_processes", "reply_spin_hits") > 0);
 }
 
 // A process of W6 across processes that fails before it is ready ends the wait for it at once

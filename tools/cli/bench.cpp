@@ -270,7 +270,7 @@ asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::s
   admin.start();
   co_await connect(c);
   co_await connect(admin);
-  bench_context b{p, watchdog, c, admin, url};
+  bench_context b{p, watchdog, c, admin, url, reply_spin};
   json::object result;
   if (workload == "W1") {
     result = co_await w1(b);

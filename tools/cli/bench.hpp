@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,7 @@ struct bench_context {
   client& c;
   client& admin;  // a second client: its commands are not the lock's
   std::string url;  // of the server, for child processes
+  std::optional<std::chrono::microseconds> reply_spin;  // given to child processes too
 
   lock make(owner const& me, std::string key) const { return me.lock(std::move(key)); }
 

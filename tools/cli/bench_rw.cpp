@@ -52,7 +52,13 @@ asio::awaitable<w6_run> run_w6(bench_context& b, bool read_write, std::vector<bo
   bool last_was_write = false;
   bool stop = false;
   stats_map before;
-  if (share.whole) before = co_await command_stats(b.admin);
+  double server0 = 0, script0 = 0;
+  if (share.whole) {
+    before = co_await command_stats(b.admin);
+    server0 = co_await server_cpu_s(b.admin);
+    script0 = co_await command_usec(b.admin, "evalsha");
+  }
+  auto const client0 = process_cpu_s();
   auto const t0 = clock_type::now();
   auto const total = static_cast<std::int64_t>(writes.size());
   auto task = [&](int) -> asio::awaitable<void> {
@@ -97,7 +103,10 @@ asio::awaitable<w6_run> run_w6(bench_context& b, bool read_write, std::vector<bo
   };
   r.capped = co_await run_tasks(tasks, b.p.cap_s, stop, task);
   r.elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
+  r.client_cpu_s = process_cpu_s() - client0;
   if (share.whole) {
+    r.server_cpu_s = co_await server_cpu_s(b.admin) - server0;
+    r.script_s = (co_await command_usec(b.admin, "evalsha") - script0) / 1e6;
     r.cmds = delta(before, co_await command_stats(b.admin), r.done);
     r.counter = co_await read_counter(b.admin, counter_key);
   }
@@ -105,6 +114,7 @@ asio::awaitable<w6_run> run_w6(bench_context& b, bool read_write, std::vector<bo
 }
 
 json::object report(w6_run const& r) {
+  auto const per_cs = double(std::max<std::int64_t>(r.done, 1));
   return json::object{{"m", r.done},
                       {"capped", r.capped},
                       {"elapsed_s", r2(r.elapsed)},
@@ -121,6 +131,9 @@ json::object report(w6_run const& r) {
                       {"counter", r.counter},
                       {"safety_ok", r.counter == r.writes && r.read_saw_change == 0},
                       {"cmds_per_cs", r.cmds.per_op},
+                      {"client_cpu_us_per_cs", r2(1e6 * r.client_cpu_s / per_cs)},
+                      {"server_cpu_us_per_cs", r2(1e6 * r.server_cpu_s / per_cs)},
+                      {"script_us_per_cs", r2(1e6 * r.script_s / per_cs)},
                       {"scripts_per_cs", r.cmds.scripts_per_op},
                       {"cmd_breakdown", r.cmds.breakdown}};
 }

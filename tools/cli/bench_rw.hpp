@@ -32,6 +32,8 @@ struct w6_run {
   std::vector<double> read_waits, write_waits;
   std::vector<interval> holds;  // only for a share of a run across processes
   double elapsed = 0;
+  double client_cpu_s = 0;                // of the processes that ran it
+  double server_cpu_s = 0, script_s = 0;  // Redis's, and its time in scripts (EVALSHA)
   bool capped = false;
   command_delta cmds;
 };

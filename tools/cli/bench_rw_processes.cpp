@@ -120,6 +120,7 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
   ::setenv("W6_C", std::to_string(std::max<std::int64_t>(1, b.p.w6_c / processes)).c_str(), 1);
   std::vector<std::string> args{"bench", "--redis", b.url, "--workload", "W6C"};
   if (b.watchdog) args.push_back("--watchdog");
+  if (b.reply_spin) args.insert(args.end(), {"--reply-spin-us", std::to_string(b.reply_spin->count())});
   std::vector<pid_t> children;
   auto const out_of = [&](std::size_t i) { return dir / fmt::format("{}.json", i); };
   auto const err_of = [&](std::size_t i) { return dir / fmt::format("{}.err", i); };
@@ -146,6 +147,8 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
   co_await poll_until(all_ready, std::chrono::seconds{30}, std::chrono::milliseconds{1});
   bool const ready = ready_count == processes && reap() == 0;
   auto const before = co_await command_stats(b.admin);  // after the children's warm-up
+  auto const server_before = co_await server_cpu_s(b.admin);
+  auto const script_before = co_await command_usec(b.admin, "evalsha");
   if (ready) {
     resp::request go;
     go.push("SET", run_key("go", run_id), "1");
@@ -179,6 +182,7 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
   w6_run r;
   r.capped = !finished;
   std::int64_t first_ns = std::numeric_limits<std::int64_t>::max(), last_ns = 0;
+  std::int64_t spin_hits = 0;  // replies that the processes' connections polled for
   for (std::size_t i = 0; i < children.size(); ++i) {
     std::ifstream in{out_of(i)};
     std::string line;
@@ -196,6 +200,8 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
     r.reads += share.at("reads").as_int64();
     r.writes += share.at("writes").as_int64();
     r.write_runs += share.at("write_runs").as_int64();
+    r.client_cpu_s += share.at("client_cpu_s").to_number<double>();
+    spin_hits += share.at("reply_spin_hits").as_int64();
     for (auto x : doubles(share.at("read_waits"))) r.read_waits.push_back(x);
     for (auto x : doubles(share.at("write_waits"))) r.write_waits.push_back(x);
     first_ns = std::min(first_ns, share.at("start_ns").as_int64());
@@ -211,6 +217,8 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
   co_await b.admin.exec(std::move(tidy), asio::use_awaitable);
   r.elapsed = last_ns > first_ns ? double(last_ns - first_ns) / 1e9 : 1e-9;
   r.cmds = delta(before, co_await command_stats(b.admin), r.done);
+  r.server_cpu_s = co_await server_cpu_s(b.admin) - server_before;
+  r.script_s = (co_await command_usec(b.admin, "evalsha") - script_before) / 1e6;
   r.counter = co_await read_counter(b.admin, counter_key);
   auto const found = sweep(r.holds, !read_write);
   // Under the baseline's lock, reads at once must be 1 as well.
@@ -218,6 +226,7 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
   auto out = report(r);
   out["processes"] = processes;
   out["overlaps"] = found.overlaps;
+  out["reply_spin_hits"] = spin_hits;
   out["safety_ok"] = out["safety_ok"].as_bool() && found.overlaps == 0 && !r.capped;
   if (!problems.empty()) {
     std::string all = problems.front();
@@ -263,6 +272,7 @@ asio::awaitable<json::object> w6c(bench_context& b) {
                          {"reads", r.reads},
                          {"writes", r.writes},
                          {"write_runs", r.write_runs},
+                         {"client_cpu_s", r.client_cpu_s},
                          {"read_waits", numbers(r.read_waits)},
                          {"write_waits", numbers(r.write_waits)},
                          {"start_ns", start_ns},
