@@ -6,21 +6,17 @@
 
 #include "cli/bench_rw.hpp"
 
-#include "process/child.hpp"
+#include "cli/bench_children.hpp"
 
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <limits>
-#include <optional>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace redisync::cli::bench {
@@ -64,24 +60,6 @@ sweep_result sweep(std::vector<interval> const& holds, bool all_exclusive) {
   return out;
 }
 
-// How a child ended, in words.
-std::string how_it_ended(int status) {
-  if (WIFSIGNALED(status)) return fmt::format("was killed by signal {}", WTERMSIG(status));
-  return fmt::format("exited with code {}", WEXITSTATUS(status));
-}
-
-bool ended_well(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
-
-// The last line of `file` that is not empty ("" if none).
-std::string last_line_of(std::filesystem::path const& file) {
-  std::ifstream in{file};
-  std::string last;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) last = line;
-  }
-  return last;
-}
-
 asio::awaitable<std::int64_t> list_length(client& admin, std::string const& key) {
   resp::request req;
   req.push("LLEN", key);
@@ -100,6 +78,34 @@ std::vector<double> doubles(json::value const& v) {
   return out;
 }
 
+// A run across processes, summed from the processes' shares.
+struct w6_shares {
+  w6_run run;
+  std::int64_t first_ns = std::numeric_limits<std::int64_t>::max(), last_ns = 0;
+  std::int64_t spin_hits = 0;  // replies that the processes' connections polled for
+
+  void add(json::object const& share) {
+    if (share.at("capped").as_bool()) run.capped = true;
+    if (!share.contains("holds")) return;  // it never started
+    run.done += share.at("done").as_int64();
+    run.reads += share.at("reads").as_int64();
+    run.writes += share.at("writes").as_int64();
+    run.write_runs += share.at("write_runs").as_int64();
+    run.client_cpu_s += share.at("client_cpu_s").to_number<double>();
+    spin_hits += share.at("reply_spin_hits").as_int64();
+    for (auto x : doubles(share.at("read_waits"))) run.read_waits.push_back(x);
+    for (auto x : doubles(share.at("write_waits"))) run.write_waits.push_back(x);
+    first_ns = std::min(first_ns, share.at("start_ns").as_int64());
+    last_ns = std::max(last_ns, share.at("end_ns").as_int64());
+    for (auto const& h : share.at("holds").as_array()) {
+      auto const& a = h.as_array();
+      run.holds.push_back({a[0].as_int64() == 1, a[1].as_int64(), a[2].as_int64()});
+    }
+  }
+
+  double elapsed() const { return last_ns > first_ns ? double(last_ns - first_ns) / 1e9 : 1e-9; }
+};
+
 }  // namespace
 
 std::int64_t w6_processes() { return env_number("W6_P", 2, 1, 64); }
@@ -111,8 +117,6 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
   reset.push("SET", counter_key, "0");
   reset.push("DEL", run_key("ready", run_id), run_key("go", run_id));
   co_await b.admin.exec(std::move(reset), asio::use_awaitable);
-  auto const dir = std::filesystem::temp_directory_path() / fmt::format("redisync-w6-{}", run_id);
-  std::filesystem::create_directories(dir);
   // The children inherit this environment: the knobs, and which share is theirs.
   ::setenv("W6_P", std::to_string(processes).c_str(), 1);
   ::setenv("W6_RW", read_write ? "1" : "0", 1);
@@ -121,31 +125,16 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
   std::vector<std::string> args{"bench", "--redis", b.url, "--workload", "W6C"};
   if (b.watchdog) args.push_back("--watchdog");
   if (b.reply_spin) args.insert(args.end(), {"--reply-spin-us", std::to_string(b.reply_spin->count())});
-  std::vector<pid_t> children;
-  auto const out_of = [&](std::size_t i) { return dir / fmt::format("{}.json", i); };
-  auto const err_of = [&](std::size_t i) { return dir / fmt::format("{}.err", i); };
-  for (std::int64_t i = 0; i < processes; ++i) {
-    ::setenv("W6_PROC", std::to_string(i).c_str(), 1);
-    auto const n = static_cast<std::size_t>(i);
-    children.push_back(
-        process::spawn_child("/proc/self/exe", args, {.stdout_file = out_of(n), .stderr_file = err_of(n)}));
-  }
-  std::vector<std::optional<int>> ended(children.size());  // the wait status of each that ended
-  auto const reap = [&] {
-    for (std::size_t i = 0; i < children.size(); ++i) {
-      int status = 0;
-      if (!ended[i] && ::waitpid(children[i], &status, WNOHANG) == children[i]) ended[i] = status;
-    }
-    return std::count_if(ended.begin(), ended.end(), [](auto const& s) { return s.has_value(); });
-  };
+  bench_children children{std::filesystem::temp_directory_path() / fmt::format("redisync-w6-{}", run_id), args,
+                          processes, "W6_PROC"};
   // A child that ends before it is ready ends the wait: the run cannot start without it.
   std::int64_t ready_count = 0;
   auto const all_ready = [&]() -> asio::awaitable<bool> {
     ready_count = co_await list_length(b.admin, run_key("ready", run_id));
-    co_return ready_count == processes || reap() > 0;
+    co_return ready_count == processes || children.reap() > 0;
   };
   co_await poll_until(all_ready, std::chrono::seconds{30}, std::chrono::milliseconds{1});
-  bool const ready = ready_count == processes && reap() == 0;
+  bool const ready = ready_count == processes && children.reap() == 0;
   auto const before = co_await command_stats(b.admin);  // after the children's warm-up
   auto const server_before = co_await server_cpu_s(b.admin);
   auto const script_before = co_await command_usec(b.admin, "evalsha");
@@ -154,68 +143,35 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
     go.push("SET", run_key("go", run_id), "1");
     co_await b.admin.exec(std::move(go), asio::use_awaitable);
   }
-  auto const all_exited = [&]() -> asio::awaitable<bool> { co_return reap() == processes; };
+  auto const all_exited = [&]() -> asio::awaitable<bool> { co_return children.reap() == processes; };
   bool finished = false;
   if (ready) finished = co_await poll_until(all_exited, std::chrono::seconds{b.p.cap_s + 30},
                                                   std::chrono::milliseconds{1});
-  bool const one_ended_early = !ready && reap() > 0;
-  for (std::size_t i = 0; i < children.size(); ++i) {
-    if (!ended[i]) {
-      ::kill(children[i], SIGKILL);
-      ::waitpid(children[i], nullptr, 0);
-    }
-  }
+  bool const one_ended_early = !ready && children.reap() > 0;
+  children.kill_unfinished();
   // Why a run is capped, in the report: each process that failed, how it ended, its last words.
   std::vector<std::string> problems;
   if (!ready && !one_ended_early) {
     problems.push_back(fmt::format("{} of {} processes were ready within 30 s", ready_count, processes));
   }
   if (ready && !finished) problems.push_back(fmt::format("the processes did not finish within {} s", b.p.cap_s + 30));
+  for (auto& failure : children.failures()) problems.push_back(std::move(failure));
+  w6_shares shares;
+  shares.run.capped = !finished;
   for (std::size_t i = 0; i < children.size(); ++i) {
-    auto const said = last_line_of(err_of(i));
-    if (ended[i] && !ended_well(*ended[i])) {
-      problems.push_back(fmt::format("process {} {}{}", i, how_it_ended(*ended[i]), said.empty() ? "" : ": " + said));
-    }
-    // Its warnings, which it could not write to the terminal itself.
-    if (!said.empty()) std::cerr << std::ifstream{err_of(i)}.rdbuf();
-  }
-  w6_run r;
-  r.capped = !finished;
-  std::int64_t first_ns = std::numeric_limits<std::int64_t>::max(), last_ns = 0;
-  std::int64_t spin_hits = 0;  // replies that the processes' connections polled for
-  for (std::size_t i = 0; i < children.size(); ++i) {
-    std::ifstream in{out_of(i)};
-    std::string line;
-    if (!std::getline(in, line) || line.empty()) {
-      r.capped = true;
-      if (ended[i] && ended_well(*ended[i])) {
-        problems.push_back(fmt::format("process {} wrote no result", i));
-      }
+    auto const share = children.result_of(i);
+    if (share) {
+      shares.add(*share);
       continue;
     }
-    auto const share = json::parse(line).as_object();
-    if (share.at("capped").as_bool()) r.capped = true;
-    if (!share.contains("holds")) continue;  // it never started
-    r.done += share.at("done").as_int64();
-    r.reads += share.at("reads").as_int64();
-    r.writes += share.at("writes").as_int64();
-    r.write_runs += share.at("write_runs").as_int64();
-    r.client_cpu_s += share.at("client_cpu_s").to_number<double>();
-    spin_hits += share.at("reply_spin_hits").as_int64();
-    for (auto x : doubles(share.at("read_waits"))) r.read_waits.push_back(x);
-    for (auto x : doubles(share.at("write_waits"))) r.write_waits.push_back(x);
-    first_ns = std::min(first_ns, share.at("start_ns").as_int64());
-    last_ns = std::max(last_ns, share.at("end_ns").as_int64());
-    for (auto const& h : share.at("holds").as_array()) {
-      auto const& a = h.as_array();
-      r.holds.push_back({a[0].as_int64() == 1, a[1].as_int64(), a[2].as_int64()});
-    }
+    shares.run.capped = true;
+    if (children.ended_well(i)) problems.push_back(fmt::format("process {} wrote no result", i));
   }
-  std::filesystem::remove_all(dir);
   resp::request tidy;
   tidy.push("DEL", run_key("ready", run_id), run_key("go", run_id));
   co_await b.admin.exec(std::move(tidy), asio::use_awaitable);
-  r.elapsed = last_ns > first_ns ? double(last_ns - first_ns) / 1e9 : 1e-9;
+  auto& r = shares.run;
+  r.elapsed = shares.elapsed();
   r.cmds = delta(before, co_await command_stats(b.admin), r.done);
   r.server_cpu_s = co_await server_cpu_s(b.admin) - server_before;
   r.script_s = (co_await command_usec(b.admin, "evalsha") - script_before) / 1e6;
@@ -226,7 +182,7 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
   auto out = report(r);
   out["processes"] = processes;
   out["overlaps"] = found.overlaps;
-  out["reply_spin_hits"] = spin_hits;
+  out["reply_spin_hits"] = shares.spin_hits;
   out["safety_ok"] = out["safety_ok"].as_bool() && found.overlaps == 0 && !r.capped;
   if (!problems.empty()) {
     std::string all = problems.front();
