@@ -78,13 +78,17 @@ bool bench_children::ended_well(std::size_t i) const {
 std::vector<std::string> bench_children::failures() const {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < pids_.size(); ++i) {
+    if (!ended_[i] || ended_well(i)) continue;
     auto const said = last_line_of(err_file(i));
-    if (ended_[i] && !ended_well(i)) {
-      out.push_back(fmt::format("process {} {}{}", i, how_it_ended(*ended_[i]), said.empty() ? "" : ": " + said));
-    }
-    if (!said.empty()) std::cerr << std::ifstream{err_file(i)}.rdbuf();
+    out.push_back(fmt::format("process {} {}{}", i, how_it_ended(*ended_[i]), said.empty() ? "" : ": " + said));
   }
   return out;
+}
+
+void bench_children::forward_stderr() const {
+  for (std::size_t i = 0; i < pids_.size(); ++i) {
+    if (!last_line_of(err_file(i)).empty()) std::cerr << std::ifstream{err_file(i)}.rdbuf();
+  }
 }
 
 std::optional<boost::json::object> bench_children::result_of(std::size_t i) const {

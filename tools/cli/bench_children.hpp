@@ -32,9 +32,10 @@ class bench_children {
   std::int64_t reap();
   void kill_unfinished();
   bool ended_well(std::size_t i) const;
-  // Each process that ended badly on its own: how, and its last line on stderr. Every process's
-  // warnings, which it could not write to the terminal itself, go to ours.
+  // Each process that ended badly on its own: how, and its last line on stderr.
   std::vector<std::string> failures() const;
+  // What the processes wrote to stderr (warnings they could not write to the terminal), to ours.
+  void forward_stderr() const;
   // The JSON line it wrote, if any.
   std::optional<boost::json::object> result_of(std::size_t i) const;
 

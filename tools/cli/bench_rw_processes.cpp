@@ -156,6 +156,7 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
   }
   if (ready && !finished) problems.push_back(fmt::format("the processes did not finish within {} s", b.p.cap_s + 30));
   for (auto& failure : children.failures()) problems.push_back(std::move(failure));
+  children.forward_stderr();
   w6_shares shares;
   shares.run.capped = !finished;
   for (std::size_t i = 0; i < children.size(); ++i) {
