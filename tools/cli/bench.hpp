@@ -74,10 +74,14 @@ class mulberry32 {
 using stats_map = std::map<std::string, std::int64_t>;
 // Calls per command from INFO commandstats.
 asio::awaitable<stats_map> command_stats(client& admin);
-// Microseconds Redis spent in a command so far.
-asio::awaitable<double> command_usec(client& admin, std::string const& command);
-// Redis's CPU seconds so far (INFO cpu, user + system).
-asio::awaitable<double> server_cpu_s(client& admin);
+// What Redis has done so far, from one INFO: calls per command, the microseconds it spent in
+// scripts (EVALSHA), and its CPU seconds (user + system).
+struct server_totals {
+  stats_map calls;
+  double script_us = 0;
+  double cpu_s = 0;
+};
+asio::awaitable<server_totals> server_totals_now(client& admin);
 // Keys that exist: SCAN skips keys past their expiry, which DBSIZE still counts until Redis's
 // expiry cycle gets to them.
 asio::awaitable<std::int64_t> live_keys(client& admin);

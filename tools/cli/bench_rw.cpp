@@ -51,13 +51,8 @@ asio::awaitable<w6_run> run_w6(bench_context& b, bool read_write, std::vector<bo
   std::int64_t claimed = 0, readers = 0, writes_completed = 0;
   bool last_was_write = false;
   bool stop = false;
-  stats_map before;
-  double server0 = 0, script0 = 0;
-  if (share.whole) {
-    before = co_await command_stats(b.admin);
-    server0 = co_await server_cpu_s(b.admin);
-    script0 = co_await command_usec(b.admin, "evalsha");
-  }
+  server_totals before;
+  if (share.whole) before = co_await server_totals_now(b.admin);
   auto const client0 = process_cpu_s();
   auto const t0 = clock_type::now();
   auto const total = static_cast<std::int64_t>(writes.size());
@@ -105,9 +100,7 @@ asio::awaitable<w6_run> run_w6(bench_context& b, bool read_write, std::vector<bo
   r.elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
   r.client_cpu_s = process_cpu_s() - client0;
   if (share.whole) {
-    r.server_cpu_s = co_await server_cpu_s(b.admin) - server0;
-    r.script_s = (co_await command_usec(b.admin, "evalsha") - script0) / 1e6;
-    r.cmds = delta(before, co_await command_stats(b.admin), r.done);
+    r.add_server_totals(before, co_await server_totals_now(b.admin));
     r.counter = co_await read_counter(b.admin, counter_key);
   }
   co_return r;

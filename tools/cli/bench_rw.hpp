@@ -36,6 +36,13 @@ struct w6_run {
   double server_cpu_s = 0, script_s = 0;  // Redis's, and its time in scripts (EVALSHA)
   bool capped = false;
   command_delta cmds;
+
+  // What Redis did between two snapshots, for the `done` sections of the run.
+  void add_server_totals(server_totals const& before, server_totals const& after) {
+    cmds = delta(before.calls, after.calls, done);
+    server_cpu_s = after.cpu_s - before.cpu_s;
+    script_s = (after.script_us - before.script_us) / 1e6;
+  }
 };
 
 // How a run is carried out: the whole in this process, or one process's share of it.

@@ -135,9 +135,7 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
   };
   co_await poll_until(all_ready, std::chrono::seconds{30}, std::chrono::milliseconds{1});
   bool const ready = ready_count == processes && children.reap() == 0;
-  auto const before = co_await command_stats(b.admin);  // after the children's warm-up
-  auto const server_before = co_await server_cpu_s(b.admin);
-  auto const script_before = co_await command_usec(b.admin, "evalsha");
+  auto const before = co_await server_totals_now(b.admin);  // after the children's warm-up
   if (ready) {
     resp::request go;
     go.push("SET", run_key("go", run_id), "1");
@@ -173,9 +171,7 @@ asio::awaitable<json::object> w6_across_processes(bench_context& b, bool read_wr
   co_await b.admin.exec(std::move(tidy), asio::use_awaitable);
   auto& r = shares.run;
   r.elapsed = shares.elapsed();
-  r.cmds = delta(before, co_await command_stats(b.admin), r.done);
-  r.server_cpu_s = co_await server_cpu_s(b.admin) - server_before;
-  r.script_s = (co_await command_usec(b.admin, "evalsha") - script_before) / 1e6;
+  r.add_server_totals(before, co_await server_totals_now(b.admin));
   r.counter = co_await read_counter(b.admin, counter_key);
   auto const found = sweep(r.holds, !read_write);
   // Under the baseline's lock, reads at once must be 1 as well.

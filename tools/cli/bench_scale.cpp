@@ -137,19 +137,15 @@ asio::awaitable<json::object> s2(bench_context& b) {
   co_await wait_until([&] { return started >= n; }, std::chrono::seconds{600});
   double const acquire_all_s = std::chrono::duration<double>(clock_type::now() - t0).count();
   auto const cpu0 = process_cpu_s();
-  auto const server0 = co_await server_cpu_s(b.admin);
-  auto const usec0 = co_await command_usec(b.admin, "evalsha");
-  auto const stats0 = co_await command_stats(b.admin);
+  auto const server0 = co_await server_totals_now(b.admin);
   auto const renewal_calls0 = b.c.stats().renewal_batches;
   auto const renewals0 = b.c.stats().renewals;
   co_await sleep_for(std::chrono::seconds{b.p.s2_s});
   auto const cpu1 = process_cpu_s();
-  auto const server1 = co_await server_cpu_s(b.admin);
-  auto const usec1 = co_await command_usec(b.admin, "evalsha");
-  auto const stats1 = co_await command_stats(b.admin);
+  auto const server1 = co_await server_totals_now(b.admin);
   auto const renewal_calls = b.c.stats().renewal_batches - renewal_calls0;
   auto const renewals = b.c.stats().renewals - renewals0;
-  auto const evalsha_calls = calls(stats0, stats1, "evalsha");
+  auto const evalsha_calls = calls(server0.calls, server1.calls, "evalsha");
   auto const rss = rss_kb();
   // Every lock's TTL, read in pipelines of 1,000.
   std::int64_t min_pttl = std::numeric_limits<std::int64_t>::max();
@@ -172,10 +168,10 @@ asio::awaitable<json::object> s2(bench_context& b) {
       {"capped", false},
       {"acquire_all_s", r2(acquire_all_s)},
       {"client_cpu_pct", r2(100 * (cpu1 - cpu0) / seconds)},
-      {"server_cpu_pct", r2(100 * (server1 - server0) / seconds)},
+      {"server_cpu_pct", r2(100 * (server1.cpu_s - server0.cpu_s) / seconds)},
       {"renewal_calls_per_s", r2(double(renewal_calls) / seconds)},
       {"keys_per_renewal_call", r2(double(renewals) / double(std::max<std::uint64_t>(renewal_calls, 1)))},
-      {"server_us_per_renewal_call", r2((usec1 - usec0) / double(std::max<std::int64_t>(evalsha_calls, 1)))},
+      {"server_us_per_renewal_call", r2((server1.script_us - server0.script_us) / double(std::max<std::int64_t>(evalsha_calls, 1)))},
       {"rss_per_lock_kb", r2(double(rss - idle_rss) / double(n))},
       {"min_pttl_ms", min_pttl},
       {"all_held", all_held},

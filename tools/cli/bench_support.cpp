@@ -44,15 +44,9 @@ std::int64_t status_kb(std::string_view field) {
   return 0;
 }
 
-}  // namespace
-
-
-asio::awaitable<stats_map> command_stats(client& admin) {
-  resp::request req;
-  req.push("INFO", "commandstats");
-  auto replies = co_await admin.exec(std::move(req), asio::use_awaitable);
+// Calls per command in the text of INFO's commandstats section.
+stats_map command_calls(std::string_view text) {
   stats_map out;
-  std::string_view text = replies.front().text();
   while (!text.empty()) {
     auto const end = text.find('\n');
     std::string_view line = text.substr(0, end);
@@ -65,9 +59,41 @@ asio::awaitable<stats_map> command_stats(client& admin) {
     std::from_chars(calls.data(), calls.data() + calls.size(), n);
     out[std::string{line.substr(8, colon - 8)}] = n;
   }
-  co_return out;
+  return out;
 }
 
+// The microseconds spent in `command` in the text of INFO's commandstats section (0 if none).
+double command_usec(std::string_view text, std::string const& command) {
+  // cmdstat_evalsha:calls=3,usec=120,usec_per_call=40.00,...
+  auto const at = text.find("cmdstat_" + command + ":");
+  if (at == std::string_view::npos) return 0.0;
+  auto const usec = text.find(",usec=", at);
+  if (usec == std::string_view::npos) return 0.0;
+  return std::strtod(std::string{text.substr(usec + 6, text.find(',', usec + 6) - usec - 6)}.c_str(), nullptr);
+}
+
+// The text of an INFO request's sections.
+asio::awaitable<std::string> info_text(client& admin, resp::request info) {
+  auto replies = co_await admin.exec(std::move(info), asio::use_awaitable);
+  co_return std::string{replies.front().text()};
+}
+
+}  // namespace
+
+asio::awaitable<stats_map> command_stats(client& admin) {
+  resp::request req;
+  req.push("INFO", "commandstats");
+  co_return command_calls(co_await info_text(admin, std::move(req)));
+}
+
+asio::awaitable<server_totals> server_totals_now(client& admin) {
+  resp::request req;
+  req.push("INFO", "commandstats", "cpu");
+  auto const text = co_await info_text(admin, std::move(req));
+  co_return server_totals{.calls = command_calls(text),
+                          .script_us = command_usec(text, "evalsha"),
+                          .cpu_s = info_number(text, "used_cpu_sys") + info_number(text, "used_cpu_user")};
+}
 
 command_delta delta(stats_map const& before, stats_map const& after, std::int64_t per) {
   std::vector<std::pair<std::string, std::int64_t>> d;
@@ -92,27 +118,6 @@ command_delta delta(stats_map const& before, stats_map const& after, std::int64_
   out.per_op = r2(double(total) / double(per));
   out.scripts_per_op = r2(double(scripts) / double(per));
   return out;
-}
-
-asio::awaitable<double> command_usec(client& admin, std::string const& command) {
-  resp::request req;
-  req.push("INFO", "commandstats");
-  auto replies = co_await admin.exec(std::move(req), asio::use_awaitable);
-  std::string_view const text = replies.front().text();
-  // cmdstat_evalsha:calls=3,usec=120,usec_per_call=40.00,...
-  auto const at = text.find("cmdstat_" + command + ":");
-  if (at == std::string_view::npos) co_return 0.0;
-  auto const usec = text.find(",usec=", at);
-  if (usec == std::string_view::npos) co_return 0.0;
-  co_return std::strtod(std::string{text.substr(usec + 6, text.find(',', usec + 6) - usec - 6)}.c_str(), nullptr);
-}
-
-asio::awaitable<double> server_cpu_s(client& admin) {
-  resp::request req;
-  req.push("INFO", "cpu");
-  auto replies = co_await admin.exec(std::move(req), asio::use_awaitable);
-  std::string_view const text = replies.front().text();
-  co_return info_number(text, "used_cpu_sys") + info_number(text, "used_cpu_user");
 }
 
 // Runs `count` tasks and waits until they end or the cap passes (then 2 s of grace).
