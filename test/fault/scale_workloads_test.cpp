@@ -15,7 +15,8 @@ using redisync::process::redis_server;
 namespace {
 
 // Runs `redisync bench` with `args` and the environment `env` on a fresh server that `prepare` may
-// write to first, and returns its JSON line.
+// write to first, and returns its JSON line. Callers name it with BOOST_TEST_INFO_SCOPE, so a failed
+// check shows the whole line and a passing run keeps the log short.
 boost::json::object bench(std::vector<std::string> args, std::vector<std::pair<char const*, char const*>> env,
                           std::function<void(redis_server&)> const& prepare = {}) {
   redis_server redis;
@@ -34,7 +35,6 @@ boost::json::object bench(std::vector<std::string> args, std::vector<std::pair<c
   BOOST_TEST_REQUIRE(tool.exit_code() == 0);
   auto lines = tool.lines();
   BOOST_TEST_REQUIRE(lines.size() == 1u);
-  BOOST_TEST_MESSAGE(boost::json::serialize(lines[0]));
   return lines[0];
 }
 
@@ -52,6 +52,7 @@ BOOST_AUTO_TEST_CASE(s1_many_waiters_drain_without_gaps_and_a_cold_cache_costs_o
     std::vector<std::string> args{"--workload", "S1"};
     if (cold) args.push_back("--cold");
     auto const r = bench(args, {{"S1_N", "300"}});
+    BOOST_TEST_INFO_SCOPE(boost::json::serialize(r));
     BOOST_TEST(r.at("safety_ok").as_bool());
     BOOST_TEST(number(r, "full_scripts") == (cold ? 1 : 0));
     BOOST_TEST(number(r, "max_gap_ms") < 200);
@@ -60,6 +61,7 @@ BOOST_AUTO_TEST_CASE(s1_many_waiters_drain_without_gaps_and_a_cold_cache_costs_o
 
 BOOST_AUTO_TEST_CASE(s2_many_held_locks_are_renewed_in_bounded_calls_and_leave_nothing) {
   auto const r = bench({"--workload", "S2", "--watchdog"}, {{"S2_N", "1000"}, {"S2_S", "3"}, {"LEASE_MS", "1500"}});
+  BOOST_TEST_INFO_SCOPE(boost::json::serialize(r));
   BOOST_TEST(r.at("safety_ok").as_bool());
   BOOST_TEST(number(r, "keys_per_renewal_call") <= 100);
   BOOST_TEST(number(r, "keys_per_renewal_call") > 1);
@@ -69,6 +71,7 @@ BOOST_AUTO_TEST_CASE(s2_many_held_locks_are_renewed_in_bounded_calls_and_leave_n
 
 BOOST_AUTO_TEST_CASE(s3_reconnect_churn_keeps_the_hold_and_wakes_no_herd) {
   auto const r = bench({"--workload", "S3", "--watchdog"}, {{"S3_W", "100"}, {"S3_K", "20"}});
+  BOOST_TEST_INFO_SCOPE(boost::json::serialize(r));
   BOOST_TEST(r.at("safety_ok").as_bool());
   BOOST_TEST(r.at("hold_kept").as_bool());
   BOOST_TEST(number(r, "spurious_reconnects") == 0);
@@ -80,6 +83,7 @@ BOOST_AUTO_TEST_CASE(s3_reconnect_churn_keeps_the_hold_and_wakes_no_herd) {
 // is exact (the speed is for the release build's figures, not for this test).
 BOOST_AUTO_TEST_CASE(w6_readers_share_and_no_write_overlaps_in_one_process_or_two) {
   auto const r = bench({"--workload", "W6"}, {{"W6_M", "400"}, {"W6_HOLD_US", "2000"}, {"W6_P", "2"}});
+  BOOST_TEST_INFO_SCOPE(boost::json::serialize(r));
   BOOST_TEST(r.at("safety_ok").as_bool());
   BOOST_TEST(number(r, "max_concurrent_readers") > 1);
   BOOST_TEST(number(r, "baseline", "max_concurrent_readers") == 1);
@@ -103,9 +107,11 @@ BOOST_AUTO_TEST_CASE(w6_readers_share_and_no_write_overlaps_in_one_process_or_tw
 BOOST_AUTO_TEST_CASE(w6_processes_run_with_the_reply_spin_given) {
   std::vector<std::pair<char const*, char const*>> const small{{"W6_M", "100"}, {"W6_HOLD_US", "500"}, {"W6_P", "2"}};
   auto const r = bench({"--workload", "W6", "--reply-spin-us", "0"}, small);
+  BOOST_TEST_INFO_SCOPE(boost::json::serialize(r));
   BOOST_TEST(number(r, "reply_spin_hits") == 0);
   BOOST_TEST(number(r, "across_processes", "reply_spin_hits") == 0);
   auto const polled = bench({"--workload", "W6"}, small);
+  BOOST_TEST_INFO_SCOPE(boost::json::serialize(polled));
   BOOST_TEST(number(polled, "across_processes", "reply_spin_hits") > 0);
 }
 
@@ -116,6 +122,7 @@ BOOST_AUTO_TEST_CASE(w6_names_a_process_that_fails_before_it_is_ready_and_does_n
   auto const spoil = [](redis_server& redis) { redis.command({"SET", "bench:w6:warmup:1", "not a lock"}); };
   auto const started = std::chrono::steady_clock::now();
   auto const r = bench({"--workload", "W6"}, {{"W6_M", "200"}, {"W6_HOLD_US", "500"}, {"W6_P", "2"}}, spoil);
+  BOOST_TEST_INFO_SCOPE(boost::json::serialize(r));
   auto const took = std::chrono::steady_clock::now() - started;
   BOOST_TEST(!r.at("safety_ok").as_bool());
   auto const& split = r.at("across_processes").as_object();
@@ -139,6 +146,7 @@ BOOST_AUTO_TEST_CASE(a_thousand_reconnects_leave_file_descriptors_and_memory_fla
   auto const r = bench({"--workload", "S3", "--watchdog"},
                        {{"S3_W", "10"}, {"S3_K", "1000"}, {"S3_GAP_MS", "0"},
                         {"ASAN_OPTIONS", "quarantine_size_mb=0:detect_leaks=1"}});
+  BOOST_TEST_INFO_SCOPE(boost::json::serialize(r));
   BOOST_TEST(r.at("hold_kept").as_bool());
   BOOST_TEST(number(r, "kills") == 1000);
   BOOST_TEST(number(r, "reconnects") == number(r, "kills"));
