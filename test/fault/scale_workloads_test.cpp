@@ -122,8 +122,8 @@ BOOST_AUTO_TEST_CASE(w6_names_a_process_that_fails_before_it_is_ready_and_does_n
   auto const spoil = [](redis_server& redis) { redis.command({"SET", "bench:w6:warmup:1", "not a lock"}); };
   auto const started = std::chrono::steady_clock::now();
   auto const r = bench({"--workload", "W6"}, {{"W6_M", "200"}, {"W6_HOLD_US", "500"}, {"W6_P", "2"}}, spoil);
-  BOOST_TEST_INFO_SCOPE(boost::json::serialize(r));
   auto const took = std::chrono::steady_clock::now() - started;
+  BOOST_TEST_INFO_SCOPE(boost::json::serialize(r));
   BOOST_TEST(!r.at("safety_ok").as_bool());
   auto const& split = r.at("across_processes").as_object();
   BOOST_TEST(split.at("read_cs_ratio_to_baseline").is_null());  // 0 over 0: no number
