@@ -3,12 +3,31 @@
 
 #include "process/redis_server.hpp"
 
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <csignal>
+#include <string>
+#include <thread>
 
 using redisync::process::redis_options;
 using redisync::process::redis_server;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+// A socket bound to `port` of 127.0.0.1 without listening, as a client's connection may hold a port
+// of the ephemeral range that the server had.
+tcp::socket squat(asio::io_context& ctx, std::uint16_t port) {
+  tcp::socket socket{ctx, tcp::v4()};
+  socket.bind(tcp::endpoint{asio::ip::make_address("127.0.0.1"), port});
+  return socket;
+}
+
+}  // namespace
 
 BOOST_AUTO_TEST_SUITE(fixtures)
 
@@ -34,6 +53,46 @@ BOOST_AUTO_TEST_CASE(a_replica_follows_its_master) {
   BOOST_TEST(master.commands({{"SET", "replicated", "yes"}, {"WAIT", "1", "5000"}}).integer() == 1);
   BOOST_TEST(replica.command({"GET", "replicated"}).text() == "yes");
   BOOST_TEST(replica.command({"SET", "x", "1"}).text().starts_with("READONLY"));
+}
+
+// Clients keep the address they were given, so a restart must come back on the same port: while
+// something else holds it for a moment, the restart waits for it rather than moving elsewhere.
+BOOST_AUTO_TEST_CASE(a_restart_waits_for_its_port_rather_than_moving) {
+  redis_server redis;
+  auto const url = redis.url();
+  redis.stop();
+  asio::io_context ctx;
+  auto squatter = squat(ctx, redis.port());
+  // The scenario itself: the port is taken for 300 ms.
+  std::thread freer{[&] {
+    std::this_thread::sleep_for(300ms);
+    squatter.close();
+  }};
+  redis.start();
+  freer.join();
+  BOOST_TEST(redis.url() == url);
+  BOOST_TEST(redis.command({"PING"}).text() == "PONG");
+}
+
+// A port that stays taken ends the restart within its start-up bound, with an error that names it.
+BOOST_AUTO_TEST_CASE(a_restart_whose_port_stays_taken_fails_in_time_and_names_the_port) {
+  redis_options options;
+  options.start_timeout = 1s;
+  redis_server redis{options};
+  redis.stop();
+  asio::io_context ctx;
+  auto const squatter = squat(ctx, redis.port());
+  auto const started = std::chrono::steady_clock::now();
+  std::string message;
+  try {
+    redis.start();
+  } catch (std::exception const& e) {
+    message = e.what();
+  }
+  auto const took = std::chrono::steady_clock::now() - started;
+  BOOST_TEST(message.find(std::to_string(redis.port())) != std::string::npos, message);
+  BOOST_TEST(!redis.running());
+  BOOST_TEST((took < 5s));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -91,8 +91,11 @@ std::string redis_server::url() const {
 
 void redis_server::start() {
   if (pid_ > 0) return;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    if (port_ == 0 || attempt > 0) port_ = free_loopback_port();
+  // A first start may take any free port; a restart must keep the one its clients know.
+  bool const restart = port_ != 0;
+  auto const deadline = std::chrono::steady_clock::now() + options_.start_timeout;
+  for (int attempt = 0;; ++attempt) {
+    if (!restart) port_ = free_loopback_port();
     std::vector<std::string> args{"--port", std::to_string(port_),
                                   "--bind", "127.0.0.1",
                                   "--save", "",
@@ -118,11 +121,17 @@ void redis_server::start() {
     } catch (not_runnable const&) {
       throw std::runtime_error{"cannot run redis-server (is it installed and on PATH?)"};
     } catch (std::exception const&) {
-      // Most likely another process took the port between our probe and the bind: try another.
+      // Most likely another socket holds the port: a first start tries another, a restart waits.
       kill_hard();
     }
+    bool const gave_up = restart ? std::chrono::steady_clock::now() > deadline : attempt == 4;
+    if (gave_up) {
+      throw std::runtime_error{
+          fmt::format("redis-server did not start on port {}; see {}/redis.log", port_, dir_.string())};
+    }
+    // Waiting for a port that another socket holds: nothing to wait on but time.
+    if (restart) std::this_thread::sleep_for(std::chrono::milliseconds{20});
   }
-  throw std::runtime_error{fmt::format("redis-server did not start; see {}/redis.log", dir_.string())};
 }
 
 void redis_server::wait_until_ready() {

@@ -61,7 +61,9 @@ class redis_server {
   void send_signal(int signal) const;  // SIGSTOP, SIGCONT, ...
   void kill_hard();                    // SIGKILL and reap: data without persistence is gone
   void stop();                         // SIGTERM and reap
-  void start();                        // (re)start on the same port with the same options
+  // (Re)start on the same port with the same options; a restart waits up to start_timeout for its
+  // port while another socket holds it.
+  void start();
   bool running() const noexcept { return pid_ > 0; }
 
  private:
