@@ -120,7 +120,6 @@ command_delta delta(stats_map const& before, stats_map const& after, std::int64_
   return out;
 }
 
-// Runs `count` tasks and waits until they end or the cap passes (then 2 s of grace).
 asio::awaitable<std::int64_t> live_keys(client& admin) {
   std::int64_t count = 0;
   std::string cursor = "0";
