@@ -49,6 +49,14 @@ class waiter_queue {
   std::size_t size() const noexcept { return waiters_.size(); }
   std::shared_ptr<waiter> head() const { return waiters_.empty() ? nullptr : waiters_.front().weak.lock(); }
   bool is_head(waiter const& w) const { return !waiters_.empty() && waiters_.front().raw == &w; }
+  template <class Pick>
+  std::shared_ptr<waiter> find_if(Pick pick) const {
+    for (auto const& n : waiters_) {
+      auto w = n.weak.lock();
+      if (w && pick(*w)) return w;
+    }
+    return nullptr;
+  }
 
   void push_back(std::shared_ptr<waiter> const& w) {
     w->position_ = waiters_.insert(waiters_.end(), {w.get(), w});

@@ -111,8 +111,11 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
   json::array waiting_writers;
   for (auto const& pair : replies[8].elements()) {
     if (pair.kind() != resp::type::array || pair.elements().size() != 2) continue;
+    auto const mark = detail::rw_protocol::read_mark(pair.elements()[0].text());
+    if (!mark) continue;
     waiting_writers.push_back(json::object{
-        {"owner", pair.elements()[0].text()},
+        {"owner", mark->writer},
+        {"lease_ms", mark->lease_ms},
         {"alive_for_ms", static_cast<std::int64_t>(pair.elements()[1].number()) - server_ms}});
   }
   auto const rw_subscribers = replies[7].elements().size() == 2 ? replies[7].elements()[1].integer() : 0;
@@ -164,8 +167,8 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
     fmt::print("subscribers   {} client(s) on {}\n", rw_subscribers, detail::rw_protocol::channel_of(name));
   }
   for (auto const& w : waiting_writers) {
-    fmt::print("waiting writer {} (keeps new readers out for another {} ms)\n",
-               std::string_view{w.at("owner").as_string()}, w.at("alive_for_ms").as_int64());
+    fmt::print("waiting writer {} (lease {} ms; keeps new readers out for another {} ms)\n",
+               std::string_view{w.at("owner").as_string()}, w.at("lease_ms").as_int64(), w.at("alive_for_ms").as_int64());
   }
   // A waiter counts as alive until its heartbeat is overdue (by server time); 0 or less: dead, dropped
   // at the next look.

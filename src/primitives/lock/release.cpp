@@ -152,8 +152,9 @@ io::outgoing lock_release::fair_call(bool by_digest) const {
 }
 
 io::outgoing lock_release::rw_call(bool by_digest) const {
+  auto const preferred = core_->has_waiters(channel_) ? rw_protocol::first_writer(core_->queue(channel_)) : "";
   auto const args = rw_protocol::release_args(kind_, name_, owner_, hold_ ? hold_->lease : core_->cfg().watchdog_lease,
-                                              retry_of_);
+                                              retry_of_, core_->cfg().persistent_fencing_counter, preferred);
   return script_call(scripts::rw_calls, slot_, args, by_digest);
 }
 

@@ -48,14 +48,16 @@ io::outgoing rw_acquire::attempt(bool retry, bool by_digest) {
   auto const& name = args().name;
   std::string const marks = marks_key_of(name);
   std::string const lease = std::to_string(this->lease().count());
-  std::string const before = retry ? std::to_string(count_before()) : "";
   if (!writes()) {
+    std::string const before = retry ? std::to_string(count_before()) : "";
     std::string const base = timeout_base_of(name);
     std::array<std::string_view, 3> const keys{name, marks, base};
     std::array<std::string_view, 5> const argv{"read", args().owner, lease, before, prefer_writers() ? "1" : ""};
     return script_call(scripts::rw_calls, args().slot, keys, argv, by_digest);
   }
   marked_ = marked_ || prefer_writers();
+  // A marked writer may have been given the lock since its last try: the count it had says so.
+  std::string const before = retry || marked_ ? std::to_string(count_before()) : "";
   std::string const token_key = lock_protocol::token_key_of(name);
   std::string const liveness = prefer_writers() ? std::to_string(core()->cfg().fair_waiter_liveness.count()) : "";
   std::array<std::string_view, 3> const keys{name, marks, token_key};
@@ -72,10 +74,12 @@ void rw_acquire::undo_late_grant(error_code, io::response const&, std::function<
 void rw_acquire::undo(std::function<void()> then) {
   auto const& name = args().name;
   // The expected count makes it safe to repeat: it releases only the level the attempt added.
-  auto release = release_args(side_, name, args().owner, core()->cfg().watchdog_lease, count_before() + 1);
+  auto release = release_args(side_, name, args().owner, core()->cfg().watchdog_lease, count_before() + 1,
+                              core()->cfg().persistent_fencing_counter);
+  // Once the mark is gone no release can grant the lock: the release after it undoes any grant.
   auto undo_all = [](std::shared_ptr<sync::client_core> core, script_args release, std::string name,
                      std::string owner, std::chrono::milliseconds lease, bool marked) -> asio::awaitable<void> {
-    if (marked) co_await leave_marks(core, name, owner);
+    if (marked) co_await leave_marks(core, name, owner, lease, false);
     co_await lock_protocol::undo_with(core, scripts::rw_calls, std::move(release), std::move(name), std::move(owner),
                                       lease);
   };
@@ -83,12 +87,23 @@ void rw_acquire::undo(std::function<void()> then) {
                  [then = std::move(then)](std::exception_ptr) { then(); });
 }
 
+void rw_acquire::take_grant(std::uint64_t token) {
+  if (!can_take_handoff()) return;
+  marked_ = false;  // the grant took the mark away
+  // Its last attempt was refused, so it ran before the grant: the lease is counted from its sending.
+  take_handoff(token, sent());
+  handed_over();
+}
+
 void rw_acquire::complete(error_code ec, bool granted) {
   auto const& channel = args().channel;
   if (granted && !writes() && core()->has_waiters(channel)) let_readers_share(core()->queue(channel));
-  // A writer that gives up takes its mark away at once: readers need not wait for it to end.
+  // A writer that gives up takes its mark away at once: readers need not wait for it to end. A
+  // grant it missed is released, unless this client holds the write (another acquire of the owner).
   if (marked_ && !granted && !core()->stopped()) {
-    asio::co_spawn(core()->strand(), leave_marks(core(), args().name, args().owner), asio::detached);
+    bool const release_grant = !core()->find_hold(key());
+    asio::co_spawn(core()->strand(), leave_marks(core(), args().name, args().owner, lease(), release_grant),
+                   asio::detached);
   }
   lock_acquire::complete(ec, granted);
 }

@@ -17,6 +17,10 @@ class rw_acquire final : public lock_protocol::lock_acquire {
   rw_acquire(lock_kind side, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
              handler_type handler);
 
+  // A release gave this writer the lock with `token` (rw_calls.lua's grant). An attempt on its way
+  // learns of it from its reply instead: a marked writer's tries say it held nothing before.
+  void take_grant(std::uint64_t token);
+
  private:
   bool writes() const noexcept { return side_ == lock_kind::write; }
   bool prefer_writers() const;

@@ -1,8 +1,12 @@
 #include "primitives/rw_lock/protocol.hpp"
 
+#include "primitives/lock/acquire.hpp"
 #include "primitives/lock/protocol.hpp"
+#include "primitives/rw_lock/acquire.hpp"
 
 #include <scripts.hpp>
+
+#include <charconv>
 
 namespace redisync::detail::rw_protocol {
 
@@ -32,7 +36,33 @@ bool is_writer(std::string_view owner) { return owner.ends_with(":write"); }
 
 bool writer_waits(sync::waiter const& w) { return is_writer(w.owner()); }
 
+// A decimal number at the front of `text`, followed by `separator`, which is taken off with it.
+template <class Number>
+std::optional<Number> take_number(std::string_view& text, char separator) {
+  Number n{};
+  auto const [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc{} || end == text.data() + text.size() || *end != separator) return std::nullopt;
+  text.remove_prefix(static_cast<std::size_t>(end - text.data()) + 1);
+  return n;
+}
+
 }  // namespace
+
+std::optional<grant_message> read_grant(std::string_view message) {
+  constexpr std::string_view prefix{"grant "};
+  if (!message.starts_with(prefix)) return std::nullopt;
+  message.remove_prefix(prefix.size());
+  auto const token = take_number<std::uint64_t>(message, ' ');
+  if (!token || !is_writer(message)) return std::nullopt;
+  return grant_message{*token, message};
+}
+
+std::optional<writer_mark> read_mark(std::string_view member) {
+  auto const lease = take_number<std::int64_t>(member, ':');
+  auto const liveness = lease ? take_number<std::int64_t>(member, ':') : std::nullopt;
+  if (!liveness || !is_writer(member)) return std::nullopt;
+  return writer_mark{*lease, *liveness, member};
+}
 
 std::string channel_of(std::string_view name) { return lock_protocol::prefixed("redisson_rwlock:", name); }
 
@@ -57,13 +87,22 @@ std::string field_of(lock_kind side, std::string_view owner) {
 }
 
 script_args release_args(lock_kind side, std::string const& name, std::string const& field,
-                         std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of) {
+                         std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of, bool keep,
+                         std::string_view preferred) {
   std::string retry = retry_of ? std::to_string(*retry_of) : "";
+  std::vector<std::string> keys{name, timeout_base_of(name), marks_key_of(name), lock_protocol::token_key_of(name)};
   if (side == lock_kind::read) {
-    return {{name, timeout_base_of(name)}, {"read-release", field, channel_of(name), std::move(retry)}};
+    return {std::move(keys),
+            {"read-release", field, channel_of(name), std::move(retry), keep ? "1" : "", std::string{preferred}}};
   }
-  return {{name, timeout_base_of(name)},
-          {"write-release", field, std::to_string(lease.count()), channel_of(name), std::move(retry)}};
+  return {std::move(keys),
+          {"write-release", field, std::to_string(lease.count()), channel_of(name), std::move(retry), keep ? "1" : "",
+           std::string{preferred}}};
+}
+
+std::string first_writer(sync::waiter_queue const& queue) {
+  auto const w = queue.find_if(writer_waits);
+  return w ? std::string{w->owner()} : std::string{};
 }
 
 script_args force_args(std::string const& name) {
@@ -72,14 +111,26 @@ script_args force_args(std::string const& name) {
 
 sync::renewal_kind const& read_renewal() { return renewal_of_reads; }
 
-void on_message(sync::waiter_queue& queue, std::string_view) { queue.wake_first_or_all(writer_waits); }
+void on_message(sync::waiter_queue& queue, std::string_view message) {
+  if (auto const grant = read_grant(message)) {
+    // Every waiter of a read-write lock's channel is its acquire.
+    auto const named = [&](sync::waiter const& w) { return w.owner() == grant->writer; };
+    if (auto w = queue.find_if(named)) static_cast<rw_acquire&>(*w).take_grant(grant->token);
+    return;  // the lock is that writer's: nobody else need try
+  }
+  queue.wake_first_or_all(writer_waits);
+}
 
 void let_readers_share(sync::waiter_queue& queue) { queue.wake_until(writer_waits); }
 
 boost::asio::awaitable<void> leave_marks(std::shared_ptr<sync::client_core> core, std::string name,
-                                         std::string writer) {
-  script_args args{{marks_key_of(name)}, {"leave", std::move(writer)}};
-  co_await run_script(core->scripts(), scripts::rw_calls, core->router().slot_of(name), args);
+                                         std::string writer, std::chrono::milliseconds lease, bool release_grant) {
+  auto const& cfg = core->cfg();
+  script_args args{{marks_key_of(name), name, timeout_base_of(name), lock_protocol::token_key_of(name)},
+                   {"leave", writer, std::to_string(lease.count()), std::to_string(cfg.fair_waiter_liveness.count()),
+                    channel_of(name), cfg.persistent_fencing_counter ? "1" : "", release_grant ? "1" : ""}};
+  co_await lock_protocol::undo_with(std::move(core), scripts::rw_calls, std::move(args), std::move(name),
+                                    std::move(writer), lease);
 }
 
 }  // namespace redisync::detail::rw_protocol

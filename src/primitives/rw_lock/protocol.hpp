@@ -4,8 +4,9 @@
 // hash with `mode`, reader fields `<owner>` and the writer's `<owner>:write`; one timeout key per
 // read hold level, `{name}:<owner>:rwlock_timeout:<k>`; `redisson_rwlock:{name}` carries `0` when
 // a read release frees the lock and `1` after a write release. Waiting writers mark themselves in
-// `redisync_rwlock_writers:{name}`, which only redisync's readers read. Fencing tokens of writes
-// come from the lock's counter (lock_protocol::token_key_of).
+// `redisync_rwlock_writers:{name}`, which only redisync's readers and releases read: a release that
+// frees the lock gives it to a marked writer and publishes `grant <token> <owner>:write`. Fencing
+// tokens of writes come from the lock's counter (lock_protocol::token_key_of).
 
 #include <redisync/lock_kind.hpp>
 
@@ -14,6 +15,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,14 +30,37 @@ std::string timeout_base_of(std::string_view name);
 std::string field_of(lock_kind side, std::string_view owner);
 
 // The arguments of rw_calls.lua's release of one level of `field`'s hold of `side`: `retry_of` is
-// the hold count before an attempt whose outcome was lost (or empty).
+// the hold count before an attempt whose outcome was lost (or empty); `keep`: the fencing counter
+// of a write that the release may grant never expires; `preferred`: the writer that a release that
+// frees the lock grants it to if that writer waits (or empty).
 script_args release_args(lock_kind side, std::string const& name, std::string const& field,
-                         std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of);
+                         std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of, bool keep,
+                         std::string_view preferred = {});
+
+// The first writer that waits in `queue`, if any: a release of this client grants it the lock.
+std::string first_writer(sync::waiter_queue const& queue);
 
 // The watchdog's renewal of read holds (rw_renew_reads.lua); writes renew like a lock's.
 sync::renewal_kind const& read_renewal();
 
-// Any message may let a writer of this client in, or else its readers, who share: the first
+// The message of a release that gave the lock to a waiting writer: `grant <token> <owner>:write`.
+struct grant_message {
+  std::uint64_t token;
+  std::string_view writer;  // its field, `<owner>:write`
+};
+std::optional<grant_message> read_grant(std::string_view message);
+
+// A waiting writer's mark in the marks' sorted set: `<lease>:<liveness>:<owner>:write` (ms), what a
+// release needs to know to grant it the lock.
+struct writer_mark {
+  std::int64_t lease_ms;
+  std::int64_t liveness_ms;
+  std::string_view writer;
+};
+std::optional<writer_mark> read_mark(std::string_view member);
+
+// A grant gives the lock to the writer it names, if that writer waits here, and to nobody else.
+// Any other message may let a writer of this client in, or else its readers, who share: the first
 // waiting writer tries, or, if none waits, every reader.
 void on_message(sync::waiter_queue& queue, std::string_view message);
 
@@ -43,8 +68,10 @@ void on_message(sync::waiter_queue& queue, std::string_view message);
 void let_readers_share(sync::waiter_queue& queue);
 
 // Takes a writer that gave up out of the marks, so that readers need not wait for its mark to end.
+// With `release_grant`, a lock that a release gave it meanwhile is released too (nothing else of
+// this client holds that write). Repeated while the outcome is unknown, until `lease` has passed.
 boost::asio::awaitable<void> leave_marks(std::shared_ptr<sync::client_core> core, std::string name,
-                                         std::string writer);
+                                         std::string writer, std::chrono::milliseconds lease, bool release_grant);
 
 // The arguments of rw_calls.lua's `force`: deletes the lock and its read timeouts, whoever holds
 // either side, and wakes its waiters (it answers like lock_force_release.lua).

@@ -3,27 +3,37 @@
 -- `<owner>:write`; each read hold level k has a key `<base>:<owner>:rwlock_timeout:<k>` with the
 -- lease, and the hash lives as long as the longest of them (or the write lease). Writers that wait
 -- mark themselves in a sorted set of our own, by the server time until which they count as alive;
--- a fresh read of a redisync client does not start while a live mark is there (writer preference).
+-- a fresh read of a redisync client does not start while a live mark is there (writer preference),
+-- and a release of a redisync client that frees the lock gives it to a marked writer at once.
 -- Redisson's clients do not look at the marks, and nothing here needs them.
 -- items: each led by its operation, which says how many keys and arguments follow:
 --   read           keys: lock, marks, base   arguments: owner, lease in ms, '' or the hold count
 --                                            before a lost attempt, '1' to give writers way or ''
 --   write          keys: lock, marks, token  arguments: owner:write, lease in ms, '' or the count
---                                            before a lost attempt, the liveness of a mark in ms
---                                            or '' (no marks), '1' to keep the fencing counter
---   read-release   keys: lock, base          arguments: owner, channel, '' or the count before a
---                                            lost attempt
---   write-release  keys: lock, base          arguments: owner:write, lease in ms, channel, '' or
---                                            the count before a lost attempt
---   leave          keys: marks               arguments: owner:write (a writer that gave up)
+--                                            before an attempt that may have gone through, the
+--                                            liveness of a mark in ms or '' (no marks), '1' to
+--                                            keep the fencing counter
+--   read-release   keys: lock, base, marks, token   arguments: owner, channel, '' or the count
+--                                            before a lost attempt, '1' to keep the counter, the
+--                                            writer to prefer for a grant or ''
+--   write-release  keys: lock, base, marks, token   arguments: owner:write, lease in ms, channel,
+--                                            '' or the count before a lost attempt, '1' to keep
+--                                            the counter, the writer to prefer for a grant or ''
+--   leave          keys: marks, lock, base, token   arguments: owner:write, lease in ms, liveness
+--                                            in ms, channel, '1' to keep the counter, '1' if a
+--                                            grant it missed is to be released (a writer that
+--                                            gave up)
 --   force          keys: lock, base, marks   arguments: channel
 -- `base` is the prefix of the timeout keys: `{name}`, or the name itself when it has braces.
+-- A mark is `<lease>:<liveness>:<owner>:write`: what a grant needs to know of the writer.
 -- Acquires answer like acquire.lua: a fresh write's token (a decimal string), {token, count} for
 -- any other hold (reads carry token '0'), {PTTL} when busy; a write by an owner that reads is
 -- refused with the error UPGRADE. Releases answer like release.lua: the levels left, -1 when the
 -- owner holds nothing of that side, -2 when the lost attempt went through, {0, error} when the
 -- unlock message was refused. The unlock message is '0' when a read release frees the lock and
--- '1' after every last write level (also when the writer's own reads remain: readers may start).
+-- '1' after every last write level (also when the writer's own reads remain: readers may start);
+-- a release that gives the lock to a marked writer publishes `grant <token> <owner>:write`
+-- instead, which Redisson's clients ignore (the lock is not free).
 -- An item's failure must neither stop the items after it nor undo the ones before: its reads come
 -- before its writes, and the commands that can fail go through pcall and end only that item.
 -- include: next_token.lua
@@ -31,6 +41,10 @@
 
 local function timeout_key(base, owner, level)
   return base .. ':' .. owner .. ':rwlock_timeout:' .. level
+end
+
+local function mark_of(writer, lease, liveness)
+  return lease .. ':' .. liveness .. ':' .. writer
 end
 
 -- How long a waiting writer may still hold readers back: the latest live mark's time left, or nil.
@@ -125,7 +139,7 @@ local function write(lock, marks, token_key, writer, lease, retry_arg, liveness,
     if count == tonumber(retry_arg) + 1 then
       local token = redis.pcall('get', token_key)
       if type(token) == 'table' then return token end
-      if liveness ~= '' then redis.call('zrem', marks, writer) end
+      if liveness ~= '' then redis.call('zrem', marks, mark_of(writer, lease, liveness)) end
       return {token or '0', count}
     end
   end
@@ -135,7 +149,7 @@ local function write(lock, marks, token_key, writer, lease, retry_arg, liveness,
       if type(token) == 'table' then return token end
       redis.call('hset', lock, 'mode', 'write', writer, '1')
       redis.call('pexpire', lock, lease)
-      if liveness ~= '' then redis.call('zrem', marks, writer) end
+      if liveness ~= '' then redis.call('zrem', marks, mark_of(writer, lease, liveness)) end
       return token
     end
   elseif mode == 'write' then
@@ -154,7 +168,7 @@ local function write(lock, marks, token_key, writer, lease, retry_arg, liveness,
   if liveness ~= '' then
     -- Marked until a little after its next try, which renews the mark.
     local live = tonumber(liveness)
-    redis.call('zadd', marks, server_ms() + live, writer)
+    redis.call('zadd', marks, server_ms() + live, mark_of(writer, lease, liveness))
     if redis.call('pttl', marks) < live then redis.call('pexpire', marks, live) end
     local next_try = math.floor(live / 3)
     if left < 0 or left > next_try then left = next_try end
@@ -166,6 +180,34 @@ local function announce(channel, message, left)
   local told = redis.pcall('publish', channel, message)
   if type(told) == 'table' then return {left, told} end
   return left
+end
+
+-- A lock that a release just freed goes to a waiting writer of a redisync client, which then need
+-- not come and ask. Only a writer that tried within the last half of its mark's liveness is
+-- chosen (one that died waiting is given nothing later than that): `preferred` (the releasing
+-- client's first waiting writer: one client's writers keep their order) or else the one whose
+-- mark was renewed longest ago. Its hold is a fresh write with its own lease and a new fencing
+-- token; it learns of it from the message, or from its next try (which says it held nothing
+-- before). Returns the release's reply, or nil if no writer got the lock.
+local function grant_to_writer(lock, marks, token_key, channel, keep, preferred)
+  if redis.call('exists', marks) == 0 then return nil end
+  local now = server_ms()
+  local waiting = redis.call('zrange', marks, 0, -1, 'WITHSCORES')
+  local mark, lease, writer
+  for i = 1, #waiting, 2 do
+    local l, live, w = string.match(waiting[i], '^(%d+):(%d+):(.+)$')
+    if w and tonumber(waiting[i + 1]) - now >= tonumber(live) / 2 and (not mark or w == preferred) then
+      mark, lease, writer = waiting[i], l, w
+      if w == preferred then break end
+    end
+  end
+  if not mark then return nil end
+  local token = next_token(token_key, lease, keep)
+  if type(token) == 'table' then return nil end  -- (no token to give: the lock stays free)
+  redis.call('zrem', marks, mark)
+  redis.call('hset', lock, 'mode', 'write', writer, '1')
+  redis.call('pexpire', lock, lease)
+  return announce(channel, 'grant ' .. token .. ' ' .. writer, 0)
 end
 
 local k, a = 1, 1  -- the next item's first key and its operation
@@ -183,7 +225,7 @@ local function start_release_group(lock, retry_arg)
   repeat
     owners[#owners + 1] = ARGV[aa + 1]
     seen[ARGV[aa + 1]] = true
-    ka, aa = ka + 2, aa + 4
+    ka, aa = ka + 4, aa + 6
   until retry_arg ~= '' or #owners == max_group or ARGV[aa] ~= 'read-release' or KEYS[ka] ~= lock or
         ARGV[aa + 3] ~= '' or seen[ARGV[aa + 1]]
   local g = {next = 1, size = #owners, last = 0, levels = {}, fields = {}, ended = 0}
@@ -200,7 +242,7 @@ local function start_release_group(lock, retry_arg)
   return g
 end
 
-local function read_release(lock, base, owner, channel, retry_arg)
+local function read_release(lock, base, marks, token_key, owner, channel, retry_arg, keep, preferred)
   -- (Redisson's read unlock always looks at every level; this one only when it must.)
   local g = release_group or start_release_group(lock, retry_arg)
   local i = g.next
@@ -235,10 +277,10 @@ local function read_release(lock, base, owner, channel, retry_arg)
     end
   end
   redis.call('del', lock)
-  return announce(channel, '0', 0)
+  return grant_to_writer(lock, marks, token_key, channel, keep, preferred) or announce(channel, '0', 0)
 end
 
-local function write_release(lock, base, writer, lease, channel, retry_arg)
+local function write_release(lock, base, marks, token_key, writer, lease, channel, retry_arg, keep, preferred)
   local held = redis.pcall('hget', lock, writer)
   if type(held) == 'table' then return held end
   local count = tonumber(held or '0') or 0
@@ -250,19 +292,29 @@ local function write_release(lock, base, writer, lease, channel, retry_arg)
     return count - 1
   end
   redis.call('hdel', lock, writer)
+  local longest = 0
   if redis.call('hlen', lock) > 1 then
     -- The writer's own reads remain: the lock is read now, as long as they last.
     redis.call('hset', lock, 'mode', 'read')
-    local longest = longest_read(lock, base, math.huge)
-    if longest > 0 then
-      redis.call('pexpire', lock, longest)
-    else
-      redis.call('del', lock)
-    end
+    longest = longest_read(lock, base, math.huge)
+  end
+  if longest > 0 then
+    redis.call('pexpire', lock, longest)
   else
     redis.call('del', lock)
+    local granted = grant_to_writer(lock, marks, token_key, channel, keep, preferred)
+    if granted then return granted end
   end
   return announce(channel, '1', 0)
+end
+
+-- A writer that gave up takes its mark away. With `release_grant`, a lock that a release gave it
+-- meanwhile (its mark is gone and it holds one write level) is released: the writer never knew.
+-- Answers like a release: -1 when nothing was released.
+local function leave(marks, lock, base, token_key, writer, lease, liveness, channel, keep, release_grant)
+  if redis.call('zrem', marks, mark_of(writer, lease, liveness)) == 1 or release_grant == '' then return -1 end
+  if redis.pcall('hget', lock, writer) ~= '1' then return -1 end
+  return write_release(lock, base, marks, token_key, writer, lease, channel, '', keep, '')
 end
 
 local function force(lock, base, marks, channel)
@@ -294,14 +346,17 @@ local function run_next()
                   ARGV[a + 5] == '1')
     k, a = k + 3, a + 6
   elseif op == 'read-release' then
-    reply = read_release(KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3])
-    k, a = k + 2, a + 4
+    reply = read_release(KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
+                         ARGV[a + 4] == '1', ARGV[a + 5])
+    k, a = k + 4, a + 6
   elseif op == 'write-release' then
-    reply = write_release(KEYS[k], KEYS[k + 1], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4])
-    k, a = k + 2, a + 5
+    reply = write_release(KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
+                          ARGV[a + 4], ARGV[a + 5] == '1', ARGV[a + 6])
+    k, a = k + 4, a + 7
   elseif op == 'leave' then
-    reply = redis.call('zrem', KEYS[k], ARGV[a + 1])
-    k, a = k + 1, a + 2
+    reply = leave(KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
+                  ARGV[a + 4], ARGV[a + 5] == '1', ARGV[a + 6])
+    k, a = k + 4, a + 7
   elseif op == 'force' then
     reply = force(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1])
     k, a = k + 3, a + 2
