@@ -88,7 +88,12 @@ void rw_acquire::undo(std::function<void()> then) {
 }
 
 void rw_acquire::take_grant(std::uint64_t token) {
-  if (!can_take_handoff()) return;
+  // An attempt that is out may have run before the grant (merged into one script call with the
+  // release, whose reply comes after the message): refused, it tries again and finds the grant.
+  if (!can_take_handoff()) {
+    woken = true;
+    return;
+  }
   marked_ = false;  // the grant took the mark away
   // Its last attempt was refused, so it ran before the grant: the lease is counted from its sending.
   take_handoff(token, sent());

@@ -18,7 +18,8 @@ class rw_acquire final : public lock_protocol::lock_acquire {
              handler_type handler);
 
   // A release gave this writer the lock with `token` (rw_calls.lua's grant). An attempt on its way
-  // learns of it from its reply instead: a marked writer's tries say it held nothing before.
+  // learns of it from its reply, or from the try after it: a marked writer's tries say it held
+  // nothing before.
   void take_grant(std::uint64_t token);
 
  private:

@@ -88,22 +88,19 @@ std::string field_of(lock_kind side, std::string_view owner) {
 
 script_args release_args(lock_kind side, std::string const& name, std::string const& field,
                          std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of, bool keep,
-                         std::string_view preferred) {
+                         bool may_grant) {
   std::string retry = retry_of ? std::to_string(*retry_of) : "";
   std::vector<std::string> keys{name, timeout_base_of(name), marks_key_of(name), lock_protocol::token_key_of(name)};
   if (side == lock_kind::read) {
     return {std::move(keys),
-            {"read-release", field, channel_of(name), std::move(retry), keep ? "1" : "", std::string{preferred}}};
+            {"read-release", field, channel_of(name), std::move(retry), keep ? "1" : "", may_grant ? "1" : ""}};
   }
   return {std::move(keys),
           {"write-release", field, std::to_string(lease.count()), channel_of(name), std::move(retry), keep ? "1" : "",
-           std::string{preferred}}};
+           may_grant ? "1" : ""}};
 }
 
-std::string first_writer(sync::waiter_queue const& queue) {
-  auto const w = queue.find_if(writer_waits);
-  return w ? std::string{w->owner()} : std::string{};
-}
+bool writer_waits_in(sync::waiter_queue const& queue) { return queue.find_if(writer_waits) != nullptr; }
 
 script_args force_args(std::string const& name) {
   return {{name, timeout_base_of(name), marks_key_of(name)}, {"force", channel_of(name)}};

@@ -31,14 +31,14 @@ std::string field_of(lock_kind side, std::string_view owner);
 
 // The arguments of rw_calls.lua's release of one level of `field`'s hold of `side`: `retry_of` is
 // the hold count before an attempt whose outcome was lost (or empty); `keep`: the fencing counter
-// of a write that the release may grant never expires; `preferred`: the writer that a release that
-// frees the lock grants it to if that writer waits (or empty).
+// of a write that the release may grant never expires; `may_grant`: a release that frees the lock
+// gives it to a waiting writer, if one is marked.
 script_args release_args(lock_kind side, std::string const& name, std::string const& field,
                          std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of, bool keep,
-                         std::string_view preferred = {});
+                         bool may_grant = false);
 
-// The first writer that waits in `queue`, if any: a release of this client grants it the lock.
-std::string first_writer(sync::waiter_queue const& queue);
+// Whether a writer waits in `queue`.
+bool writer_waits_in(sync::waiter_queue const& queue);
 
 // The watchdog's renewal of read holds (rw_renew_reads.lua); writes renew like a lock's.
 sync::renewal_kind const& read_renewal();

@@ -4,7 +4,8 @@
 -- lease, and the hash lives as long as the longest of them (or the write lease). Writers that wait
 -- mark themselves in a sorted set of our own, by the server time until which they count as alive;
 -- a fresh read of a redisync client does not start while a live mark is there (writer preference),
--- and a release of a redisync client that frees the lock gives it to a marked writer at once.
+-- and a release of a redisync client that frees the lock, none of whose own writers waits, gives
+-- it to a marked writer at once.
 -- Redisson's clients do not look at the marks, and nothing here needs them.
 -- items: each led by its operation, which says how many keys and arguments follow:
 --   read           keys: lock, marks, base   arguments: owner, lease in ms, '' or the hold count
@@ -14,11 +15,11 @@
 --                                            liveness of a mark in ms or '' (no marks), '1' to
 --                                            keep the fencing counter
 --   read-release   keys: lock, base, marks, token   arguments: owner, channel, '' or the count
---                                            before a lost attempt, '1' to keep the counter, the
---                                            writer to prefer for a grant or ''
+--                                            before a lost attempt, '1' to keep the counter, '1'
+--                                            if it may grant the lock to a waiting writer
 --   write-release  keys: lock, base, marks, token   arguments: owner:write, lease in ms, channel,
 --                                            '' or the count before a lost attempt, '1' to keep
---                                            the counter, the writer to prefer for a grant or ''
+--                                            the counter, '1' if it may grant the lock
 --   leave          keys: marks, lock, base, token   arguments: owner:write, lease in ms, liveness
 --                                            in ms, channel, '1' to keep the counter, '1' if a
 --                                            grant it missed is to be released (a writer that
@@ -182,23 +183,23 @@ local function announce(channel, message, left)
   return left
 end
 
--- A lock that a release just freed goes to a waiting writer of a redisync client, which then need
--- not come and ask. Only a writer that tried within the last half of its mark's liveness is
--- chosen (one that died waiting is given nothing later than that): `preferred` (the releasing
--- client's first waiting writer: one client's writers keep their order) or else the one whose
--- mark was renewed longest ago. Its hold is a fresh write with its own lease and a new fencing
--- token; it learns of it from the message, or from its next try (which says it held nothing
--- before). Returns the release's reply, or nil if no writer got the lock.
-local function grant_to_writer(lock, marks, token_key, channel, keep, preferred)
-  if redis.call('exists', marks) == 0 then return nil end
+-- A lock that a release just freed goes to a waiting writer of another redisync client (the
+-- releasing client asks this only when none of its own writers waits: those try at once, behind
+-- the release), which then need not come and ask. The writer chosen is the one whose mark was
+-- renewed longest ago among those that tried within the last half of their mark's liveness (one
+-- that died waiting is given nothing later than that). Its hold is a fresh write with its own
+-- lease and a new fencing token; it learns of it from the message, or from its next try (which
+-- says it held nothing before). Returns the release's reply, or nil if no writer got the lock.
+local function grant_to_writer(lock, marks, token_key, channel, keep, may_grant)
+  if not may_grant or redis.call('exists', marks) == 0 then return nil end
   local now = server_ms()
   local waiting = redis.call('zrange', marks, 0, -1, 'WITHSCORES')
   local mark, lease, writer
   for i = 1, #waiting, 2 do
     local l, live, w = string.match(waiting[i], '^(%d+):(%d+):(.+)$')
-    if w and tonumber(waiting[i + 1]) - now >= tonumber(live) / 2 and (not mark or w == preferred) then
+    if w and tonumber(waiting[i + 1]) - now >= tonumber(live) / 2 then
       mark, lease, writer = waiting[i], l, w
-      if w == preferred then break end
+      break
     end
   end
   if not mark then return nil end
@@ -242,7 +243,7 @@ local function start_release_group(lock, retry_arg)
   return g
 end
 
-local function read_release(lock, base, marks, token_key, owner, channel, retry_arg, keep, preferred)
+local function read_release(lock, base, marks, token_key, owner, channel, retry_arg, keep, may_grant)
   -- (Redisson's read unlock always looks at every level; this one only when it must.)
   local g = release_group or start_release_group(lock, retry_arg)
   local i = g.next
@@ -277,10 +278,10 @@ local function read_release(lock, base, marks, token_key, owner, channel, retry_
     end
   end
   redis.call('del', lock)
-  return grant_to_writer(lock, marks, token_key, channel, keep, preferred) or announce(channel, '0', 0)
+  return grant_to_writer(lock, marks, token_key, channel, keep, may_grant) or announce(channel, '0', 0)
 end
 
-local function write_release(lock, base, marks, token_key, writer, lease, channel, retry_arg, keep, preferred)
+local function write_release(lock, base, marks, token_key, writer, lease, channel, retry_arg, keep, may_grant)
   local held = redis.pcall('hget', lock, writer)
   if type(held) == 'table' then return held end
   local count = tonumber(held or '0') or 0
@@ -302,7 +303,7 @@ local function write_release(lock, base, marks, token_key, writer, lease, channe
     redis.call('pexpire', lock, longest)
   else
     redis.call('del', lock)
-    local granted = grant_to_writer(lock, marks, token_key, channel, keep, preferred)
+    local granted = grant_to_writer(lock, marks, token_key, channel, keep, may_grant)
     if granted then return granted end
   end
   return announce(channel, '1', 0)
@@ -314,7 +315,7 @@ end
 local function leave(marks, lock, base, token_key, writer, lease, liveness, channel, keep, release_grant)
   if redis.call('zrem', marks, mark_of(writer, lease, liveness)) == 1 or release_grant == '' then return -1 end
   if redis.pcall('hget', lock, writer) ~= '1' then return -1 end
-  return write_release(lock, base, marks, token_key, writer, lease, channel, '', keep, '')
+  return write_release(lock, base, marks, token_key, writer, lease, channel, '', keep, true)
 end
 
 local function force(lock, base, marks, channel)
@@ -347,11 +348,11 @@ local function run_next()
     k, a = k + 3, a + 6
   elseif op == 'read-release' then
     reply = read_release(KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
-                         ARGV[a + 4] == '1', ARGV[a + 5])
+                         ARGV[a + 4] == '1', ARGV[a + 5] == '1')
     k, a = k + 4, a + 6
   elseif op == 'write-release' then
     reply = write_release(KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
-                          ARGV[a + 4], ARGV[a + 5] == '1', ARGV[a + 6])
+                          ARGV[a + 4], ARGV[a + 5] == '1', ARGV[a + 6] == '1')
     k, a = k + 4, a + 7
   elseif op == 'leave' then
     reply = leave(KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
