@@ -40,6 +40,10 @@
 -- include: next_token.lua
 -- include: server_ms.lua
 
+-- Redis 7.0 reads its clock for each expiry it sets, so a level and the hash set in one script can
+-- end a millisecond or, on a busy server, a few apart.
+local expiry_skew_ms = 10
+
 local function timeout_key(base, owner, level)
   return base .. ':' .. owner .. ':rwlock_timeout:' .. level
 end
@@ -268,9 +272,9 @@ local function read_release(lock, base, marks, token_key, owner, channel, retry_
     if g.mode == 'write' then return count - 1 end  -- the write's lease keeps the hash
     -- The hash lives as long as the longest level (every acquire and renewal keeps it so): unless
     -- a level that ended was the longest, the hash's time is still right; if one was, another
-    -- level as long keeps it right too.
+    -- level as long keeps it right too. (Within the skew, a level may have been the longest.)
     local left = redis.call('pttl', lock)
-    if g.ended < left then return count - 1 end
+    if g.ended + expiry_skew_ms < left then return count - 1 end
     local longest = longest_read(lock, base, left)
     if longest > 0 then
       if longest ~= left then redis.call('pexpire', lock, longest) end
