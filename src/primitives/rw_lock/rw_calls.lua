@@ -191,9 +191,11 @@ end
 -- releasing client asks this only when none of its own writers waits: those try at once, behind
 -- the release), which then need not come and ask. The writer chosen is the one whose mark was
 -- renewed longest ago among those that tried within the last half of their mark's liveness (one
--- that died waiting is given nothing later than that). Its hold is a fresh write with its own
--- lease and a new fencing token; it learns of it from the message, or from its next try (which
--- says it held nothing before). Returns the release's reply, or nil if no writer got the lock.
+-- that died waiting is given nothing later than that) and whose lease is longer than that
+-- liveness (the writer counts its lease from its last try, which may be that long before the
+-- grant). Its hold is a fresh write with its own lease and a new fencing token; it learns of it
+-- from the message, or from its next try (which says it held nothing before). Returns the
+-- release's reply, or nil if no writer got the lock.
 local function grant_to_writer(lock, marks, token_key, channel, keep, may_grant)
   if not may_grant or redis.call('exists', marks) == 0 then return nil end
   local now = server_ms()
@@ -201,7 +203,7 @@ local function grant_to_writer(lock, marks, token_key, channel, keep, may_grant)
   local mark, lease, writer
   for i = 1, #waiting, 2 do
     local l, live, w = string.match(waiting[i], '^(%d+):(%d+):(.+)$')
-    if w and tonumber(waiting[i + 1]) - now >= tonumber(live) / 2 then
+    if w and tonumber(waiting[i + 1]) - now >= tonumber(live) / 2 and tonumber(l) > tonumber(live) then
       mark, lease, writer = waiting[i], l, w
       break
     end
