@@ -355,8 +355,17 @@ BOOST_FIXTURE_TEST_CASE(a_writer_that_gives_up_releases_a_grant_it_never_heard_o
     asio::cancellation_signal cancel_writer;
     std::optional<error_code> writer_error;
     auto const on_writer = [&](error_code e, held) { writer_error = e; };
-    waiting.read_write_lock("rw:unheard").write().acquire(asio::bind_cancellation_slot(cancel_writer.slot(), on_writer));
+    auto side = waiting.read_write_lock("rw:unheard").write();
+    side.acquire(asio::bind_cancellation_slot(cancel_writer.slot(), on_writer));
     co_await wait_for_marks(redis, "rw:unheard", 1);
+    // Once Redis has refused its subscription, the writer tries once more (answered before the
+    // second round trip's reply), then sleeps until its next try, 6.7 s away.
+    auto const refused = [&] {
+      return std::string{redis.command({"INFO", "commandstats"}).text()}.find("cmdstat_subscribe:") != std::string::npos;
+    };
+    co_await redisync::test::wait_until(refused, 5s);
+    co_await round_trip(*other);
+    co_await round_trip(*other);
     co_await h.release(asio::use_awaitable);
     BOOST_TEST(redisync::test::hget_count(redis, "rw:unheard", waiting.id() + ":write") == 1);
     cancel_writer.emit(asio::cancellation_type::terminal);
@@ -380,8 +389,8 @@ BOOST_FIXTURE_TEST_CASE(a_stale_mark_or_one_with_a_lease_within_its_liveness_is_
     auto const now_ms = std::stoll(std::string{time.elements()[0].text()}) * 1000 +
                         std::stoll(std::string{time.elements()[1].text()}) / 1000;
     // Liveness 10 s, 4 s left: its last try was 6 s ago. Lease 1 s, liveness 1 s, just renewed.
-    redis.command({"ZADD", "redisync_rwlock_writers:{rw:stale}", std::to_string(now_ms + 4000), "30000:10000:gone:write",
-                   std::to_string(now_ms + 1000), "1000:1000:short:write"});
+    redis.command({"ZADD", "redisync_rwlock_writers:{rw:stale}", std::to_string(now_ms + 4000),
+                   "30000:10000:gone:write", std::to_string(now_ms + 1000), "1000:1000:short:write"});
     co_await h.release(asio::use_awaitable);
     BOOST_TEST(redis.command({"EXISTS", "rw:stale"}).integer() == 0);
     redis.command({"DEL", "redisync_rwlock_writers:{rw:stale}"});

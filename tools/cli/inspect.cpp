@@ -168,7 +168,8 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
   }
   for (auto const& w : waiting_writers) {
     fmt::print("waiting writer {} (lease {} ms; keeps new readers out for another {} ms)\n",
-               std::string_view{w.at("owner").as_string()}, w.at("lease_ms").as_int64(), w.at("alive_for_ms").as_int64());
+               std::string_view{w.at("owner").as_string()}, w.at("lease_ms").as_int64(),
+               w.at("alive_for_ms").as_int64());
   }
   // A waiter counts as alive until its heartbeat is overdue (by server time); 0 or less: dead, dropped
   // at the next look.

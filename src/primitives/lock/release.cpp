@@ -71,7 +71,8 @@ void lock_release::begin() {
   if (hold_ && hold_->count == 1 && hands_over()) choose_handoff_target();
   // A read-write lock's release that frees the lock may give it to a waiting writer of another
   // client, unless a writer of this client waits: that one tries at once, behind the release.
-  may_grant_ = !hands_over() && !(core_->has_waiters(channel_) && rw_protocol::writer_waits_in(core_->queue(channel_)));
+  may_grant_ =
+      !hands_over() && !(core_->has_waiters(channel_) && rw_protocol::writer_waits_in(core_->queue(channel_)));
   bool const last_here = hold_ && hold_->count == 1 && !hands_over() && !core_->keeps_hold_on(channel_) &&
                          core_->has_waiters(channel_);
   // (Before the send: a reply that fails at once may come inside it.)
