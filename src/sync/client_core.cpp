@@ -236,8 +236,9 @@ void client_core::on_push(resp::value const& push) {
   if (e.size() != 3 || !e[0].is_string() || e[0].text() != "message") return;
   std::string channel{e[1].text()};
   if (e[2].text() == "0") lose_holds_told_free(channel);  // Redisson's unlock message
-  // A message that gives the lock to a waiter by name (a read-write lock's grant) is news even then.
-  if (releases_waking_.contains(channel) && !e[2].text().starts_with("grant ")) return;
+  // Only Redisson's unlock messages can be a waking release's own (a grant names its writer).
+  bool const unlock_message = e[2].text() == "0" || e[2].text() == "1";
+  if (unlock_message && releases_waking_.contains(channel)) return;
   auto it = queues_.find(channel);
   if (it == queues_.end() || it->second.empty()) {
     channels_.drop_unwanted(channel);

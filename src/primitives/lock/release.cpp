@@ -69,10 +69,6 @@ void lock_release::begin() {
   // A fair lock hands over too, when the server finds this client's next waiter at the head of
   // its queue: one client's waiters queue in the order they joined its local queue.
   if (hold_ && hold_->count == 1 && hands_over()) choose_handoff_target();
-  // A read-write lock's release that frees the lock may give it to a waiting writer of another
-  // client, unless a writer of this client waits: that one tries at once, behind the release.
-  may_grant_ =
-      !hands_over() && !(core_->has_waiters(channel_) && rw_protocol::writer_waits_in(core_->queue(channel_)));
   bool const last_here = hold_ && hold_->count == 1 && !hands_over() && !core_->keeps_hold_on(channel_) &&
                          core_->has_waiters(channel_);
   // (Before the send: a reply that fails at once may come inside it.)
@@ -156,8 +152,11 @@ io::outgoing lock_release::fair_call(bool by_digest) const {
 }
 
 io::outgoing lock_release::rw_call(bool by_digest) const {
+  // A release that frees the lock may give it to a waiting writer of another client, unless a
+  // writer of this client waits: that one tries at once, behind the release.
+  bool const may_grant = !(core_->has_waiters(channel_) && rw_protocol::writer_waits_in(core_->queue(channel_)));
   auto const args = rw_protocol::release_args(kind_, name_, owner_, hold_ ? hold_->lease : core_->cfg().watchdog_lease,
-                                              retry_of_, core_->cfg().persistent_fencing_counter, may_grant_);
+                                              retry_of_, core_->cfg().persistent_fencing_counter, may_grant);
   return script_call(scripts::rw_calls, slot_, args, by_digest);
 }
 

@@ -68,7 +68,6 @@ class lock_release : public std::enable_shared_from_this<lock_release> {
   std::shared_ptr<sync::hold_level> level_;
   pending_handler<void(io::error_code)> handler_;
   std::shared_ptr<lock_acquire> target_;  // the local waiter the lock is handed to, if any
-  bool may_grant_ = false;  // a read-write lock's release: it may give the lock to another client's writer
   std::optional<std::int64_t> retry_of_;        // the count before an attempt whose outcome was lost
   int unreadable_left_ = 3;                     // unreadable replies taken for lost outcomes
   int loads_ = 0;                               // NOSCRIPT replies in a row

@@ -94,7 +94,6 @@ void rw_acquire::take_grant(std::uint64_t token) {
     woken = true;
     return;
   }
-  marked_ = false;  // the grant took the mark away
   // Its last attempt was refused, so it ran before the grant: the lease is counted from its sending.
   take_handoff(token, sent());
   handed_over();
