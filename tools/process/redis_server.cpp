@@ -11,11 +11,14 @@
 #include <boost/asio/write.hpp>
 #include <fmt/core.h>
 
+#include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <stdexcept>
 #include <thread>
 
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,7 +46,26 @@ std::filesystem::path make_temp_dir() {
   return pattern;
 }
 
-resp::value exchange(std::uint16_t port, resp::request const& req, std::size_t replies) {
+// Something else on the port (a process that took it meanwhile and never answers) must not hang
+// the caller: the replies come within this, or the exchange fails.
+constexpr std::chrono::seconds reply_timeout{10};
+
+// Waits until `socket` has bytes to read, at most until `deadline`.
+void await_readable(tcp::socket& socket, std::uint16_t port, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    auto const left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      throw std::runtime_error{fmt::format("no reply from 127.0.0.1:{} in time (is it a redis-server?)", port)};
+    }
+    pollfd pfd{socket.native_handle(), POLLIN, 0};
+    int const ready = ::poll(&pfd, 1, static_cast<int>(left.count()));
+    if (ready > 0) return;
+    if (ready < 0 && errno != EINTR) throw std::runtime_error{fmt::format("poll failed: errno {}", errno)};
+  }
+}
+
+resp::value exchange(std::uint16_t port, resp::request const& req, std::size_t replies,
+                     std::chrono::steady_clock::time_point deadline) {
   asio::io_context ctx;
   tcp::socket socket{ctx};
   socket.connect(tcp::endpoint{asio::ip::make_address("127.0.0.1"), port});
@@ -62,6 +84,7 @@ resp::value exchange(std::uint16_t port, resp::request const& req, std::size_t r
       --replies;
       continue;
     }
+    await_readable(socket, port, deadline);
     std::size_t const n = socket.read_some(asio::buffer(chunk));
     buffer.append(chunk, n);
   }
@@ -145,7 +168,7 @@ void redis_server::wait_until_ready() {
       throw std::runtime_error{"redis-server exited during start-up"};
     }
     try {
-      auto const reply = command({"PING"});
+      auto const reply = commands_by({{"PING"}}, deadline);
       if (!reply.is_error() || reply.text().starts_with("NOAUTH")) return;
     } catch (std::exception const&) {
     }
@@ -162,6 +185,11 @@ resp::value redis_server::command(std::vector<std::string> const& args) const {
 }
 
 resp::value redis_server::commands(std::vector<std::vector<std::string>> const& sequence) const {
+  return commands_by(sequence, std::chrono::steady_clock::now() + reply_timeout);
+}
+
+resp::value redis_server::commands_by(std::vector<std::vector<std::string>> const& sequence,
+                                      std::chrono::steady_clock::time_point deadline) const {
   resp::request req;
   std::size_t replies = sequence.size();
   if (!options_.password.empty()) {
@@ -172,7 +200,7 @@ resp::value redis_server::commands(std::vector<std::vector<std::string>> const& 
     std::vector<std::string_view> tail(args.begin() + 1, args.end());
     req.push_range(args.front(), tail);
   }
-  return exchange(port_, req, replies);
+  return exchange(port_, req, replies, deadline);
 }
 
 resp::value redis_server::command(std::initializer_list<std::string_view> args) const {

@@ -51,7 +51,8 @@ class redis_server {
   std::string url() const;
   std::filesystem::path const& dir() const noexcept { return dir_; }
 
-  // One command on a fresh blocking connection; returns the reply (errors are replies).
+  // One command on a fresh blocking connection; returns the reply (errors are replies). No reply
+  // within 10 s throws, naming the port.
   resp::value command(std::vector<std::string> const& args) const;
   resp::value command(std::initializer_list<std::string_view> args) const;
   // Several commands on one connection (WAIT counts the writes of its own connection); returns
@@ -68,6 +69,8 @@ class redis_server {
 
  private:
   void wait_until_ready();
+  resp::value commands_by(std::vector<std::vector<std::string>> const& sequence,
+                          std::chrono::steady_clock::time_point deadline) const;
   void reap(std::chrono::milliseconds grace);
 
   redis_options options_;
