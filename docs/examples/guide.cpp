@@ -38,7 +38,7 @@ asio::awaitable<void> bodies(redisync::owner me, redisync::lock lock, asio::stea
   int n = co_await redisync::with_lock(lock, [&](redisync::held& h) -> asio::awaitable<int> {
     co_return co_await write_with_token(h.token());
   });
-  co_await redisync::with_lock(me.lock("report"), {.lease = 30s, .wait = 2s}, body);  // error::timeout after 2 s
+  co_await redisync::with_lock(me.lock("report"), {.wait = 2s}, body);  // error::timeout after 2 s
   auto first = co_await (redisync::with_lock(lock, body) || timer.async_wait(use_awaitable));
 }
 

@@ -11,16 +11,18 @@
 
 namespace redisync {
 
+// Every member has an initializer, so that a designated initializer may leave any out (GCC 12's
+// -Wextra warns of an omitted member that has none).
 struct config {
   // Where and how to connect.
   std::string host = "127.0.0.1";
   std::uint16_t port = 6379;
-  std::string username;  // empty: the default user
-  std::string password;  // empty: no AUTH
+  std::string username{};  // empty: the default user
+  std::string password{};  // empty: no AUTH
   int database = 0;
   bool tls = false;
   bool tls_verify_peer = true;
-  std::string tls_ca_file;  // empty: the system's default verify paths
+  std::string tls_ca_file{};  // empty: the system's default verify paths
   std::string client_name = "redisync";
 
   // Connection behaviour.
@@ -58,7 +60,7 @@ struct config {
   bool persistent_fencing_counter = false;
 
   // Receives events about holds (event.hpp); called on the client's strand. Empty: silent.
-  event_handler on_event;
+  event_handler on_event{};
 
   // Parses redis://[user:password@]host[:port][/db] and rediss://... (TLS). Throws
   // boost::system::system_error with error::invalid_argument on a malformed URL, saying which part.

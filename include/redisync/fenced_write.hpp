@@ -13,13 +13,15 @@
 
 namespace redisync {
 
+// Every member has an initializer, so that a designated initializer may leave any out (GCC 12's
+// -Wextra warns of an omitted member that has none).
 struct fenced_write {
-  std::string fence_key;  // where the highest accepted token is kept
-  std::string key;        // the value's key; in the same cluster slot as fence_key ("{order:7}:...")
-  std::string value;
+  std::string fence_key{};  // where the highest accepted token is kept
+  std::string key{};        // the value's key; in the same cluster slot as fence_key ("{order:7}:...")
+  std::string value{};
   std::uint64_t token = 0;              // the writer's held::token()
-  std::optional<std::string> expected;  // compare-and-set: written only if `key` holds this
-                                        // ("" matches an absent key)
+  std::optional<std::string> expected{};  // compare-and-set: written only if `key` holds this
+                                          // ("" matches an absent key)
 };
 
 }  // namespace redisync

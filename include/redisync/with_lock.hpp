@@ -29,9 +29,11 @@
 
 namespace redisync {
 
+// Every member has an initializer, so that `{.wait = 2s}` may leave the others out (GCC 12's
+// -Wextra warns of an omitted member that has none).
 struct lock_options {
-  std::optional<std::chrono::milliseconds> lease;  // a fixed lease without the watchdog
-  std::optional<std::chrono::milliseconds> wait;   // at most this long to acquire (error::timeout)
+  std::optional<std::chrono::milliseconds> lease{};  // a fixed lease without the watchdog
+  std::optional<std::chrono::milliseconds> wait{};   // at most this long to acquire (error::timeout)
 };
 
 // A body is called as body(held&) and returns asio::awaitable<T>.

@@ -155,9 +155,7 @@ BOOST_FIXTURE_TEST_CASE(unwritten_request_waits_for_the_reconnect_or_fails_as_it
     redis.stop();
     while (conn.is_ready()) co_await redisync::test::sleep_for(1ms);
 
-    request::options no_wait;  // (GCC 12 warns of the fields a designated initializer leaves out)
-    no_wait.wait_for_connection = false;
-    request fail_fast{no_wait};
+    request fail_fast{request::options{.wait_for_connection = false}};
     fail_fast.push("PING");
     auto [ec1, r1] = co_await conn.exec(std::move(fail_fast), tuple_awaitable);
     BOOST_TEST((ec1 == redisync::error::not_connected));

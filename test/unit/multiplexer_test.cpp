@@ -173,9 +173,7 @@ BOOST_AUTO_TEST_CASE(a_lost_connection_makes_written_requests_ambiguous_and_fail
   auto& merged = f.submit(item("k2"));
   f.written();
   auto& waiting = f.submit(command("GET", "w"));
-  request::options no_wait;  // (GCC 12 warns of the fields a designated initializer leaves out)
-  no_wait.wait_for_connection = false;
-  request fail_fast_req{no_wait};
+  request fail_fast_req{{.wait_for_connection = false}};
   fail_fast_req.push("GET", "f");
   auto& fail_fast = f.submit(std::move(fail_fast_req));
   f.mux.on_disconnect(f.now);

@@ -21,11 +21,13 @@ concept command_argument = std::convertible_to<T const&, std::string_view> || st
 
 class request {
  public:
+  // Every member has an initializer, so that `{.wait_for_connection = false}` may leave the others
+  // out (GCC 12's -Wextra warns of an omitted member that has none).
   struct options {
     // false: fail at once with error::not_connected while disconnected instead of waiting.
     bool wait_for_connection = true;
     // How long to wait for a connection at most, if shorter than config::connection_wait_limit.
-    std::optional<std::chrono::milliseconds> connection_wait;
+    std::optional<std::chrono::milliseconds> connection_wait{};
     // false: do not resend after LOADING or BUSY replies.
     bool retry_transient = true;
   };
