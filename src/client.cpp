@@ -128,32 +128,59 @@ asio::awaitable<void> release_every_level(core_ptr core, std::shared_ptr<detail:
   }
 }
 
-asio::awaitable<std::tuple<error_code>> shutdown_op(core_ptr core, std::chrono::milliseconds limit) {
-  // Ends early when every step is done; the steps' callbacks may outlive this frame.
-  auto deadline = std::make_shared<asio::steady_timer>(core->strand(), limit);
-  auto pending = std::make_shared<std::size_t>(1);
-  auto step_done = [deadline, pending] {
-    if (--*pending == 0) deadline->cancel();
+// The stages of a shutdown share one deadline. A stage is started with the callback that ends it,
+// which may come after the stage gave up, or never: only the current stage's ends its wait.
+class shutdown_stages {
+ public:
+  shutdown_stages(asio::any_io_executor strand, std::chrono::milliseconds limit)
+      : state_{std::make_shared<state>(std::move(strand), limit)} {}
+
+  // True if the stage ended before the deadline.
+  asio::awaitable<bool> run(std::function<void(std::function<void()> done)> start) {
+    auto const stage = ++state_->stage;
+    state_->finished = false;
+    start([state = state_, stage] {
+      if (state->stage != stage) return;
+      state->finished = true;
+      state->deadline.cancel();
+    });
+    if (!state_->finished) co_await state_->deadline.async_wait(asio::as_tuple(asio::deferred));
+    co_return state_->finished;
+  }
+
+ private:
+  struct state {
+    state(asio::any_io_executor strand, std::chrono::milliseconds limit) : deadline{std::move(strand), limit} {}
+    asio::steady_timer deadline;
+    int stage = 0;
+    bool finished = false;
   };
+  std::shared_ptr<state> state_;
+};
+
+void release_every_hold(core_ptr const& core, std::function<void()> done) {
+  auto const holds = core->active_holds();
+  auto pending = std::make_shared<std::size_t>(holds.size());
+  if (holds.empty()) return done();
+  for (auto const& hold : holds) {
+    asio::co_spawn(core->strand(), release_every_level(core, hold), [pending, done](std::exception_ptr) {
+      if (--*pending == 0) done();
+    });
+  }
+}
+
+// Acquires under way complete first (failing, their grants undone) with the clean-up they and
+// earlier releases left running, so that every hold granted before the shutdown is known when
+// the holds are released.
+asio::awaitable<std::tuple<error_code>> shutdown_op(core_ptr core, std::chrono::milliseconds limit) {
+  shutdown_stages stages{core->strand(), limit};
   core->begin_shutdown();
-  for (auto const& hold : core->active_holds()) {
-    ++*pending;
-    asio::co_spawn(core->strand(), release_every_level(core, hold), [step_done](std::exception_ptr) { step_done(); });
-  }
-  step_done();  // the loop's own count
-  bool in_time = true;
-  if (*pending > 0) {
-    auto [ec] = co_await deadline->async_wait(asio::as_tuple(asio::deferred));
-    in_time = ec == asio::error::operation_aborted;
-  }
-  if (in_time) {
-    *pending = 1;
-    core->subscriptions().flush([step_done](error_code) { step_done(); });
-    if (*pending > 0) {
-      auto [ec] = co_await deadline->async_wait(asio::as_tuple(asio::deferred));
-      in_time = ec == asio::error::operation_aborted;
-    }
-  }
+  auto settle = [core](std::function<void()> done) { core->when_idle(std::move(done)); };
+  auto release = [core](std::function<void()> done) { release_every_hold(core, std::move(done)); };
+  auto unsubscribe = [core](std::function<void()> done) {
+    core->subscriptions().flush([done = std::move(done)](error_code) { done(); });
+  };
+  bool const in_time = co_await stages.run(settle) && co_await stages.run(release) && co_await stages.run(unsubscribe);
   core->stop();
   co_return std::tuple{in_time ? error_code{} : error_code{error::timeout}};
 }

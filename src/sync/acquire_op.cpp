@@ -100,6 +100,15 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
     auto const why = host_->closed();
     return finish(why ? why : ec);
   }
+  if (auto const why = host_->closed()) {
+    // The client is ending: a shutdown releases the holds granted before it began, and fails
+    // the acquires still under way, so whatever this attempt did is undone.
+    late_->counted = true;
+    host_->unsettled().unsettle(key());
+    on_late_reply(late_, ec, replies);
+    leave();
+    return finish(why);
+  }
   if (!ec && replies.size() == 1 && replies[0].is_error() &&
       error_from_server_text(replies[0].text()) == error::no_script) {
     // The script ran nowhere: once the node has it, the same attempt goes again.

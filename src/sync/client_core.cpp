@@ -3,6 +3,7 @@
 #include "routing/standalone.hpp"
 
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -124,6 +125,45 @@ void client_core::defer(std::function<void()> f) {
 
 std::unique_ptr<alarm> client_core::make_alarm(std::function<void()> ring) {
   return std::make_unique<timer_alarm>(router_->io_executor(), strand_, std::move(ring));
+}
+
+// ------------------------------------------------------------------------------ work in progress
+
+work_ticket::work_ticket(std::shared_ptr<client_core> core) : core_{std::move(core)} { ++core_->work_; }
+
+work_ticket& work_ticket::operator=(work_ticket&& other) noexcept {
+  if (this != &other) {
+    reset();
+    core_ = std::move(other.core_);
+  }
+  return *this;
+}
+
+void work_ticket::reset() {
+  if (auto core = std::move(core_)) core->end_work();
+}
+
+void client_core::end_work() {
+  if (--work_ == 0 && idle_wanted_) asio::post(strand_, [self = shared_from_this()] { self->run_idle_callbacks(); });
+}
+
+void client_core::when_idle(std::function<void()> f) {
+  idle_callbacks_.push_back(std::move(f));
+  idle_wanted_ = true;
+  run_idle_callbacks();
+}
+
+void client_core::run_idle_callbacks() {
+  if (work_ != 0 || idle_callbacks_.empty()) return;
+  idle_wanted_ = false;
+  for (auto& f : std::exchange(idle_callbacks_, {})) f();
+}
+
+void client_core::spawn_cleanup(asio::awaitable<void> task, std::function<void()> then) {
+  asio::co_spawn(strand_, std::move(task), [ticket = track(), then = std::move(then)](std::exception_ptr) mutable {
+    ticket.reset();
+    if (then) then();
+  });
 }
 
 // ------------------------------------------------------------------------------------ holds

@@ -14,6 +14,8 @@
 #include "sync/hold.hpp"
 #include "sync/lease_registry.hpp"
 
+#include <boost/asio/awaitable.hpp>
+
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -24,6 +26,23 @@
 namespace redisync::detail::sync {
 
 using error_code = io::error_code;
+
+class client_core;
+
+// One piece of work that a graceful shutdown waits for (client_core::track): held by an acquire
+// until it completes, and by the clean-up that acquires, releases and guards leave running.
+class work_ticket {
+ public:
+  work_ticket() = default;
+  explicit work_ticket(std::shared_ptr<client_core> core);
+  work_ticket(work_ticket&& other) noexcept = default;
+  work_ticket& operator=(work_ticket&& other) noexcept;
+  ~work_ticket() { reset(); }
+  void reset();
+
+ private:
+  std::shared_ptr<client_core> core_;
+};
 
 class client_core final : public wait_host, public std::enable_shared_from_this<client_core> {
   struct private_tag {};
@@ -58,6 +77,14 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   void unsubscribe(std::string const& channel) override { channels_.release(channel); }
   std::unique_ptr<alarm> make_alarm(std::function<void()> ring) override;
   void defer(std::function<void()> f) override;
+
+  // ---- work in progress, which a graceful shutdown lets finish before it releases the holds
+  work_ticket track() { return work_ticket{shared_from_this()}; }
+  // Runs a clean-up task (undoing a late grant, leaving a queue) on the strand, tracked; `then`
+  // runs when it ended.
+  void spawn_cleanup(boost::asio::awaitable<void> task, std::function<void()> then = {});
+  // Calls `f` on the strand once no ticket is out (at once if none is).
+  void when_idle(std::function<void()> f);
 
   // ---- the rest of the client
   config const& cfg() const noexcept { return cfg_; }
@@ -117,6 +144,9 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   void forget_hold(std::shared_ptr<hold_state> const& hold);
   void lose_holds_told_free(std::string const& channel);
   void wake_every_waiter();
+  friend class work_ticket;
+  void end_work();
+  void run_idle_callbacks();
 
   // This client, for callbacks that run after it may be gone (set by create()). Made before the
   // members whose callbacks use it.
@@ -141,6 +171,11 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   bool shutting_down_ = false;
   std::atomic<std::size_t> holds_count_{0};
   std::atomic<std::size_t> waiters_{0};
+  // Tickets are given back on any thread (a guard's release may end where its io_context is
+  // destroyed); the callbacks run on the strand.
+  std::atomic<std::size_t> work_{0};
+  std::atomic<bool> idle_wanted_{false};
+  std::vector<std::function<void()>> idle_callbacks_;
 };
 
 }  // namespace redisync::detail::sync

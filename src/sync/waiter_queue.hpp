@@ -8,12 +8,14 @@
 // been waiting. Sans-io: waking means calling the waiter's on_wake(). The queue does not own its
 // waiters (their pending waits do), so an io_context destroyed with waits pending frees them.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <list>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace redisync::detail::sync {
 
@@ -82,12 +84,8 @@ class waiter_queue {
   void wake_one() {
     if (!waiters_.empty()) wake(waiters_.front(), true);
   }
-  void wake_all() {
-    for (auto it = waiters_.begin(); it != waiters_.end();) wake(*it++, true);
-  }
-  void wake_n(std::size_t n) {
-    for (auto it = waiters_.begin(); it != waiters_.end() && n > 0; --n) wake(*it++, true);
-  }
+  void wake_all() { wake_each(snapshot(waiters_.size())); }
+  void wake_n(std::size_t n) { wake_each(snapshot(n)); }
   // The first waiter that `first` picks (a read-write lock's writer), or all if it picks none.
   template <class Pick>
   void wake_first_or_all(Pick first) {
@@ -101,11 +99,13 @@ class waiter_queue {
   // waiting writer, who may share a read just granted).
   template <class Pick>
   void wake_until(Pick stop) {
-    for (auto it = waiters_.begin(); it != waiters_.end();) {
-      auto const w = it->weak.lock();
-      if (w && stop(*w)) return;
-      wake(*it++, true);
+    std::vector<waiter::node> front;
+    for (auto const& n : waiters_) {
+      auto const w = n.weak.lock();
+      if (w && stop(*w)) break;
+      front.push_back(n);
     }
+    wake_each(front);
   }
   void wake_named(std::string_view owner) {
     for (auto const& n : waiters_) {
@@ -132,6 +132,19 @@ class waiter_queue {
     if (!w) return;
     if (woken) w->woken = true;
     w->on_wake(woken);
+  }
+
+  // The first `n` waiters, copied: a woken waiter may leave (and wake the next head), and the
+  // last to leave may drop this queue, so a wake of several never walks the list it changes.
+  std::vector<waiter::node> snapshot(std::size_t n) const {
+    std::vector<waiter::node> out;
+    out.reserve(std::min(n, waiters_.size()));
+    for (auto it = waiters_.begin(); it != waiters_.end() && out.size() < n; ++it) out.push_back(*it);
+    return out;
+  }
+  // Touches no member: the queue may be gone when it returns.
+  static void wake_each(std::vector<waiter::node> const& nodes) {
+    for (auto const& n : nodes) wake(n, true);
   }
 
   std::list<waiter::node> waiters_;

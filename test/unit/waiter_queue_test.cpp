@@ -41,9 +41,48 @@ struct four_waiters {
   }
 };
 
+// A waiter that gives up when woken, as an acquire does once its client shuts down: it leaves
+// the queue, and the last one to leave destroys the queue (the client drops empty queues).
+struct leaving_waiter final : waiter {
+  leaving_waiter(std::unique_ptr<waiter_queue>& q, int& woken) : queue_{q}, woken_{woken} {}
+  void on_wake(bool) override {
+    if (!queued()) return;
+    ++woken_;
+    queue_->remove(*this);
+    if (queue_ && queue_->empty()) queue_.reset();
+  }
+  std::string_view owner() const noexcept override { return "leaving"; }
+
+ private:
+  std::unique_ptr<waiter_queue>& queue_;
+  int& woken_;
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(wait_queue)
+
+// A woken waiter that leaves wakes the next head, and the last one frees the queue: waking
+// several must not walk the list it changes (a shutdown with waiters crashed so).
+BOOST_AUTO_TEST_CASE(waiters_that_leave_when_woken_each_wake_once_and_may_drop_the_queue) {
+  int woken = 0;
+  auto q = std::make_unique<waiter_queue>();
+  std::vector<std::shared_ptr<leaving_waiter>> w;
+  for (int i = 0; i < 4; ++i) {
+    w.push_back(std::make_shared<leaving_waiter>(q, woken));
+    q->push_back(w.back());
+  }
+  q->wake_all();
+  BOOST_TEST(woken == 4);
+  BOOST_TEST(!q);
+  for (int i = 0; i < 3; ++i) {
+    if (!q) q = std::make_unique<waiter_queue>();
+    q->push_back(w[static_cast<std::size_t>(i)]);
+  }
+  q->wake_n(2);
+  BOOST_TEST(woken == 7);  // the two woken, and the third, who led once they left
+  BOOST_TEST(!q);
+}
 
 BOOST_AUTO_TEST_CASE(wake_one_wakes_only_the_head) {
   four_waiters f;

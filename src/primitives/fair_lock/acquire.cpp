@@ -4,8 +4,6 @@
 
 #include <scripts.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 
 #include <array>
 
@@ -69,8 +67,7 @@ void fair_acquire::undo(std::function<void()> then) {
     co_await lock_protocol::undo_with(core, scripts::fair_calls, std::move(release), std::move(name),
                                       std::move(owner), lease);
   };
-  asio::co_spawn(core()->strand(), undo_all(core(), std::move(release), name, args().owner, lease()),
-                 [then = std::move(then)](std::exception_ptr) { then(); });
+  core()->spawn_cleanup(undo_all(core(), std::move(release), name, args().owner, lease()), std::move(then));
 }
 
 void fair_acquire::complete(error_code ec, bool granted) {
@@ -78,9 +75,7 @@ void fair_acquire::complete(error_code ec, bool granted) {
     core()->leases().forget(*place_);
     place_.reset();
     // A waiter that gives up leaves its place at once (the next head is called if it was the head).
-    if (!granted && !core()->stopped()) {
-      asio::co_spawn(core()->strand(), leave_queue(core(), args().name, args().owner), asio::detached);
-    }
+    if (!granted && !core()->stopped()) core()->spawn_cleanup(leave_queue(core(), args().name, args().owner));
   }
   lock_acquire::complete(ec, granted);
 }

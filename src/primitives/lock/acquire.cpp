@@ -6,7 +6,6 @@
 
 #include <scripts.hpp>
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
 
 #include <array>
@@ -83,7 +82,8 @@ lock_acquire::lock_acquire(std::string channel, std::shared_ptr<sync::client_cor
       lease_{a.lease.value_or(core_->cfg().watchdog_lease)},
       watchdog_{!a.lease},
       wait_{a.wait},
-      handler_{std::move(handler)} {}
+      handler_{std::move(handler)},
+      in_progress_{core_->track()} {}
 
 error_code lock_acquire::check_arguments() const {
   if (auto ec = sync::validate_name(args().name)) return ec;
@@ -158,8 +158,7 @@ lock_acquire::outcome lock_acquire::read(error_code ec, io::response& replies) {
 }
 
 void lock_acquire::undo(std::function<void()> then) {
-  asio::co_spawn(core_->strand(), undo_acquire(core_, args().name, args().owner, count_before_, lease()),
-                 [then = std::move(then)](std::exception_ptr) { then(); });
+  core_->spawn_cleanup(undo_acquire(core_, args().name, args().owner, count_before_, lease()), std::move(then));
 }
 
 // The renewal is scheduled from the time the attempt was sent, so a reply that came late cannot
@@ -179,6 +178,7 @@ void lock_acquire::grant(std::uint64_t token, std::int64_t count, sync::clock_ty
 void lock_acquire::take_handoff(std::uint64_t token, sync::clock_type::time_point sent) { grant(token, 1, sent); }
 
 void lock_acquire::complete(error_code ec, bool granted) {
+  in_progress_.reset();
   std::visit(
       [&](auto& h) {
         using handler = std::decay_t<decltype(h)>;

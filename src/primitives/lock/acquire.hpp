@@ -93,6 +93,7 @@ class lock_acquire : public sync::acquire_op {
   std::shared_ptr<sync::hold_state> hold_;
   std::int64_t count_before_ = 0;
   handler_type handler_;
+  sync::work_ticket in_progress_;  // until the caller has its answer
 };
 
 // Makes an `Op` (an acquire of the lock or of a kind of it) on the client's strand and starts it;

@@ -39,7 +39,7 @@ lock_release::lock_release(std::shared_ptr<sync::client_core> core, std::string 
                            pending_handler<void(error_code)> handler, lock_kind kind)
     : core_{std::move(core)}, name_{std::move(name)}, owner_{std::move(owner)}, kind_{kind},
       slot_{core_->router().slot_of(name_)}, hold_{std::move(hold)}, level_{std::move(level)},
-      handler_{std::move(handler)} {}
+      handler_{std::move(handler)}, in_progress_{core_->track()} {}
 
 void lock_release::start() {
   if (auto ec = sync::validate_name(name_)) return complete(ec);

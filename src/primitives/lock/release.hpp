@@ -76,6 +76,7 @@ class lock_release : public std::enable_shared_from_this<lock_release> {
   std::chrono::milliseconds delay_{50};
   sync::clock_type::time_point sent_{};
   std::optional<boost::asio::steady_timer> pause_;
+  sync::work_ticket in_progress_;  // while it runs, retries in the background included
 };
 
 }  // namespace redisync::detail::lock_protocol

@@ -4,8 +4,6 @@
 
 #include <scripts.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 
 #include <array>
 
@@ -83,8 +81,7 @@ void rw_acquire::undo(std::function<void()> then) {
     co_await lock_protocol::undo_with(core, scripts::rw_calls, std::move(release), std::move(name), std::move(owner),
                                       lease);
   };
-  asio::co_spawn(core()->strand(), undo_all(core(), std::move(release), name, args().owner, lease(), marked_),
-                 [then = std::move(then)](std::exception_ptr) { then(); });
+  core()->spawn_cleanup(undo_all(core(), std::move(release), name, args().owner, lease(), marked_), std::move(then));
 }
 
 void rw_acquire::take_grant(std::uint64_t token) {
@@ -106,8 +103,7 @@ void rw_acquire::complete(error_code ec, bool granted) {
   // grant it missed is released, unless this client holds the write (another acquire of the owner).
   if (marked_ && !granted && !core()->stopped()) {
     bool const release_grant = !core()->find_hold(key());
-    asio::co_spawn(core()->strand(), leave_marks(core(), args().name, args().owner, lease(), release_grant),
-                   asio::detached);
+    core()->spawn_cleanup(leave_marks(core(), args().name, args().owner, lease(), release_grant));
   }
   lock_acquire::complete(ec, granted);
 }

@@ -1,0 +1,100 @@
+// Ending a client at any moment: shutdown() and stop() with waiters, holders and pending releases
+// of every primitive, twice, and with handles and held objects that outlive the client.
+
+#include <redisync/redisync.hpp>
+
+#include "support/lock_fixture.hpp"
+
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/unit_test.hpp>
+
+namespace asio = boost::asio;
+using namespace redisync::test::lock_names;
+
+namespace {
+
+// The handle of `kind` on `name` for a fresh owner of `c`.
+redisync::lock handle(redisync::client& c, redisync::lock_kind kind, std::string const& name) {
+  auto me = c.new_owner();
+  switch (kind) {
+    case redisync::lock_kind::fair: return me.fair_lock(name);
+    case redisync::lock_kind::read: return me.read_write_lock(name).read();
+    case redisync::lock_kind::write: return me.read_write_lock(name).write();
+    case redisync::lock_kind::reentrant: break;
+  }
+  return me.lock(name);
+}
+
+// Completions of the background acquires, counted per acquire: each must come exactly once.
+struct completions {
+  std::vector<int> count;
+  std::vector<error_code> error;
+  explicit completions(std::size_t n) : count(n, 0), error(n) {}
+  bool all_once() const {
+    return std::all_of(count.begin(), count.end(), [](int n) { return n == 1; });
+  }
+};
+
+constexpr std::size_t waiters = 5;
+constexpr redisync::lock_kind waiting_kinds[] = {redisync::lock_kind::reentrant, redisync::lock_kind::fair,
+                                                 redisync::lock_kind::write};
+
+// A client that holds "busy" and has `waiters` acquires waiting for it, counted in `done`.
+asio::awaitable<held> hold_with_waiters(redisync::client& c, redisync::lock_kind kind, completions& done) {
+  auto holder = co_await handle(c, kind, "busy").acquire(asio::use_awaitable);
+  for (std::size_t i = 0; i < waiters; ++i) {
+    handle(c, kind, "busy").acquire([&done, i](error_code ec, held) {
+      ++done.count[i];
+      done.error[i] = ec;
+    });
+  }
+  co_await redisync::test::wait_until([&] { return c.stats().waiters == waiters; }, 5s);
+  co_return holder;
+}
+
+// Runs `body` once per kind, each with a started client of `redis` on a fresh io_context.
+void for_each_waiting_kind(redis_server& redis,
+                           std::function<asio::awaitable<void>(redisync::client&, redisync::lock_kind)> body) {
+  for (auto kind : waiting_kinds) {
+    BOOST_TEST_CONTEXT("kind " << static_cast<int>(kind)) {
+      run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+        redisync::client c{ctx.get_executor(), redisync::test::fast_config(redis)};
+        c.start();
+        co_await body(c, kind);
+      });
+      redis.command({"FLUSHALL"});
+    }
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(ending_a_client)
+
+// 14 of 30 SIGTERMs of a user's service crashed here (SIGSEGV in wake_every_waiter).
+BOOST_FIXTURE_TEST_CASE(shutdown_with_several_waiters_on_one_lock_fails_each_once, lock_env) {
+  for_each_waiting_kind(redis, [&](redisync::client& c, redisync::lock_kind kind) -> asio::awaitable<void> {
+    completions done{waiters};
+    auto holder = co_await hold_with_waiters(c, kind, done);
+    auto [ec] = co_await c.shutdown(5s, tuple_awaitable);
+    BOOST_TEST(!ec, ec.message());
+    co_await redisync::test::wait_until([&] { return done.all_once(); }, 5s);
+    for (auto const& e : done.error) BOOST_TEST((e == error::shutting_down), e.message());
+    BOOST_TEST((holder.status() == hold_status::released));
+    for (auto const& k : redisync::test::lock_keys(redis)) BOOST_TEST(false, "left: " << k);
+  });
+}
+
+BOOST_FIXTURE_TEST_CASE(stop_twice_with_several_waiters_on_one_lock_fails_each_once, lock_env) {
+  for_each_waiting_kind(redis, [&](redisync::client& c, redisync::lock_kind kind) -> asio::awaitable<void> {
+    completions done{waiters};
+    auto holder = co_await hold_with_waiters(c, kind, done);
+    c.stop();
+    c.stop();
+    co_await redisync::test::wait_until([&] { return done.all_once(); }, 5s);
+    for (auto const& e : done.error) BOOST_TEST((e == error::not_connected), e.message());
+    BOOST_TEST((holder.status() == hold_status::lost));
+  });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
