@@ -25,7 +25,10 @@ using boost::system::error_code;
 client::client(executor_type ex, config cfg)
     : core_{detail::sync::client_core::create(std::move(ex), std::move(cfg))} {}
 
-client::~client() { stop(); }
+client::~client() {
+  stop();
+  core_->finish_own_thread(std::chrono::seconds{2});
+}
 
 void client::start() { core_->start(); }
 
@@ -50,22 +53,22 @@ client_stats client::stats() const { return core_->stats(); }
 
 std::string client::last_connect_failure() const { return core_->router().last_failure(); }
 
-client::executor_type client::get_executor() const noexcept { return core_->strand(); }
+client::executor_type client::get_executor() const noexcept { return core_->application_executor(); }
 
 config const& client::cfg() const noexcept { return core_->cfg(); }
 
 void client::start_run(core_ptr const& core, asio::any_completion_handler<void(error_code)> h) {
-  core->run(std::move(h));
+  core->run(core->for_application(std::move(h)));
 }
 
 void client::start_exec(core_ptr const& core, resp::request req,
                         asio::any_completion_handler<void(error_code, response)> h) {
   // A request names no key the router could read: on one server every slot is the same.
-  core->router().exec(0, detail::io::outgoing::from(std::move(req)), {}, std::move(h));
+  core->router().exec(0, detail::io::outgoing::from(std::move(req)), {}, core->for_application(std::move(h)));
 }
 
 void client::start_flush(core_ptr const& core, asio::any_completion_handler<void(error_code)> h) {
-  detail::pending_handler<void(error_code)> handler{std::move(h), core->completion_executor()};
+  detail::pending_handler<void(error_code)> handler{std::move(h), core->homes()};
   asio::post(core->strand(), [core, handler = std::move(handler)]() mutable {
     core->subscriptions().flush([handler = std::make_shared<decltype(handler)>(std::move(handler))](error_code ec) {
       handler->complete(ec);
@@ -77,8 +80,8 @@ namespace {
 
 using core_ptr = std::shared_ptr<detail::sync::client_core>;
 
-template <class T>
-asio::awaitable<std::tuple<error_code, T>> query_op(core_ptr core, resp::request req) {
+// The last reply, or the first server error among the replies.
+asio::awaitable<std::tuple<error_code, resp::value>> query_op(core_ptr core, resp::request req) {
   constexpr auto tuple_token = asio::as_tuple(asio::deferred);
   auto send = [&](auto handler) {
     core->router().exec(0, detail::io::outgoing::from(std::move(req)), {}, std::move(handler));
@@ -86,10 +89,8 @@ asio::awaitable<std::tuple<error_code, T>> query_op(core_ptr core, resp::request
   auto [ec, replies] = co_await asio::async_initiate<decltype(tuple_token), void(error_code, response)>(send, tuple_token);
   if (!ec) ec = check_replies(replies);
   if (!ec && replies.empty()) ec = error::unexpected_reply;
-  if (ec) co_return std::tuple{ec, T{}};
-  auto value = read_reply<T>(replies.back());
-  if (!value) co_return std::tuple{value.error(), T{}};
-  co_return std::tuple{error_code{}, std::move(*value)};
+  if (ec) co_return std::tuple{ec, resp::value{}};
+  co_return std::tuple{error_code{}, std::move(replies.back())};
 }
 
 detail::script_args keys_and_args(std::vector<std::string> keys, std::vector<std::string> args) {
@@ -189,42 +190,24 @@ asio::awaitable<std::tuple<error_code>> shutdown_op(core_ptr core, std::chrono::
 
 void client::start_shutdown(core_ptr const& core, std::chrono::milliseconds limit,
                             asio::any_completion_handler<void(error_code)> h) {
-  detail::sync::launch(core->strand(), core->completion_executor(), shutdown_op(core, limit), std::move(h), false);
+  detail::sync::launch(core->strand(), core->homes(), shutdown_op(core, limit), std::move(h), false);
 }
 
-template <reply_type T>
-void client::start_query(core_ptr const& core, resp::request req, asio::any_completion_handler<void(error_code, T)> h) {
-  detail::sync::launch(core->strand(), core->completion_executor(), query_op<T>(core, std::move(req)), std::move(h),
-                       true);
+void client::start_query(core_ptr const& core, resp::request req,
+                         asio::any_completion_handler<void(error_code, resp::value)> h) {
+  detail::sync::launch(core->strand(), core->homes(), query_op(core, std::move(req)), std::move(h), true);
 }
-
-template void client::start_query<std::int64_t>(core_ptr const&, resp::request,
-                                                asio::any_completion_handler<void(error_code, std::int64_t)>);
-template void client::start_query<std::optional<std::int64_t>>(
-    core_ptr const&, resp::request, asio::any_completion_handler<void(error_code, std::optional<std::int64_t>)>);
-template void client::start_query<bool>(core_ptr const&, resp::request, asio::any_completion_handler<void(error_code, bool)>);
-template void client::start_query<std::string>(core_ptr const&, resp::request,
-                                               asio::any_completion_handler<void(error_code, std::string)>);
-template void client::start_query<std::optional<std::string>>(
-    core_ptr const&, resp::request, asio::any_completion_handler<void(error_code, std::optional<std::string>)>);
-template void client::start_query<std::vector<std::string>>(
-    core_ptr const&, resp::request, asio::any_completion_handler<void(error_code, std::vector<std::string>)>);
-template void client::start_query<std::vector<std::optional<std::string>>>(
-    core_ptr const&, resp::request,
-    asio::any_completion_handler<void(error_code, std::vector<std::optional<std::string>>)>);
-template void client::start_query<resp::value>(core_ptr const&, resp::request,
-                                               asio::any_completion_handler<void(error_code, resp::value)>);
 
 void client::start_eval(core_ptr const& core, std::shared_ptr<detail::user_script const> const& s,
                         std::vector<std::string> keys, std::vector<std::string> args,
                         asio::any_completion_handler<void(error_code, resp::value)> h) {
-  detail::sync::launch(core->strand(), core->completion_executor(),
+  detail::sync::launch(core->strand(), core->homes(),
                        eval_op(core, s, keys_and_args(std::move(keys), std::move(args))), std::move(h), true);
 }
 
 void client::start_fenced_set(core_ptr const& core, fenced_write w,
                               asio::any_completion_handler<void(error_code, bool)> h) {
-  detail::sync::launch(core->strand(), core->completion_executor(), fenced_set_op(core, std::move(w)), std::move(h),
+  detail::sync::launch(core->strand(), core->homes(), fenced_set_op(core, std::move(w)), std::move(h),
                        true);
 }
 

@@ -43,6 +43,7 @@ class category_impl final : public boost::system::error_category {
       case error::shutting_down: return "the client is shutting down";
       case error::upgrade_refused:
         return "this owner holds a read of the read-write lock: a read cannot become a write (release it first)";
+      case error::not_started: return "the client was never started: call start() or run() first";
     }
     return "unknown redisync error";
   }

@@ -2,7 +2,9 @@
 
 // The entry point: one client per Redis deployment and process. It owns the connection, the
 // watchdog's timing wheel and the pub/sub subscriptions its waiters share. It is safe to share
-// across the threads of an io_context pool: its state lives on its own strand.
+// across the threads of an io_context pool: its state lives on its own strand (or its own thread,
+// config::own_thread). Every operation completes on the handler's executor, or the client's, as
+// if by post: the caller's code never runs inside the client's strand.
 
 #include <redisync/config.hpp>
 #include <redisync/error.hpp>
@@ -17,6 +19,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
+#include <boost/asio/io_context.hpp>
 
 #include <chrono>
 #include <memory>
@@ -54,6 +57,8 @@ class client {
   // saying which setting.
   client(executor_type ex, config cfg);
   client(executor_type ex, std::string_view url) : client{std::move(ex), config::from_url(url)} {}
+  client(boost::asio::io_context& ctx, config cfg) : client{ctx.get_executor(), std::move(cfg)} {}
+  client(boost::asio::io_context& ctx, std::string_view url) : client{ctx.get_executor(), config::from_url(url)} {}
   ~client();
   client(client const&) = delete;
   client& operator=(client const&) = delete;
@@ -110,17 +115,20 @@ class client {
         token, std::move(req));
   }
 
-  // Commands whose last reply is read as T (reply.hpp): fails with the first server error among
-  // the replies, or error::unexpected_reply if the last reply is not a T.
-  //   auto [ec, stock] = co_await c.query<std::optional<std::int64_t>>(get_stock, as_tuple(use_awaitable));
+  // Commands whose last reply is read as T (reply.hpp: any integer type, double, strings, ...):
+  // fails with the first server error among the replies, or error::unexpected_reply if the last
+  // reply is not a T (or a number out of T's range).
+  //   auto [ec, stock] = co_await c.query<std::optional<int>>(get_stock, as_tuple(use_awaitable));
   template <reply_type T, class Token = boost::asio::deferred_t>
   auto query(resp::request req, Token&& token = {}) {
-    using signature = void(boost::system::error_code, T);
-    return boost::asio::async_initiate<Token, signature>(
+    using signature = void(boost::system::error_code, resp::value);
+    boost::asio::deferred_t later;
+    auto last_reply = boost::asio::async_initiate<boost::asio::deferred_t, signature>(
         [core = core_](auto h, resp::request r) {
-          start_query<T>(core, std::move(r), boost::asio::any_completion_handler<signature>{std::move(h)});
+          start_query(core, std::move(r), boost::asio::any_completion_handler<signature>{std::move(h)});
         },
-        token, std::move(req));
+        later, std::move(req));
+    return std::move(last_reply)(boost::asio::deferred(&read_as<T>))(std::forward<Token>(token));
   }
 
   // Runs `s` with EVALSHA (script.hpp) on the node of the first key. A server error reply fails
@@ -135,15 +143,18 @@ class client {
         token, std::move(keys), std::move(args));
   }
 
-  // A fenced write (fenced_write.hpp); completes with true if the resource accepted it.
+  // A fenced write (fenced_write.hpp), braced inline or a named fenced_write; its strings are
+  // copied at once. Completes with true if the resource accepted it.
   template <class Token = boost::asio::deferred_t>
-  auto fenced_set(fenced_write w, Token&& token = {}) {
+  auto fenced_set(fenced_write_view w, Token&& token = {}) {
     using signature = void(boost::system::error_code, bool);
+    fenced_write owned{std::string{w.fence_key}, std::string{w.key}, std::string{w.value}, w.token,
+                       w.expected ? std::optional<std::string>{*w.expected} : std::nullopt};
     return boost::asio::async_initiate<Token, signature>(
         [core = core_](auto h, fenced_write w) {
           start_fenced_set(core, std::move(w), boost::asio::any_completion_handler<signature>{std::move(h)});
         },
-        token, std::move(w));
+        token, std::move(owned));
   }
 
   // Unsubscribes every channel that no waiter uses any more instead of letting it linger;
@@ -163,6 +174,8 @@ class client {
   // longer than config::connection_wait_limit failed with error::not_connected: this says why.
   // Readable from any thread.
   std::string last_connect_failure() const;
+  // The executor the client was made with: where operations complete whose handler names no
+  // executor of its own.
   executor_type get_executor() const noexcept;
   config const& cfg() const noexcept;
 
@@ -174,9 +187,20 @@ class client {
   static void start_flush(core_ptr const& core, boost::asio::any_completion_handler<void(boost::system::error_code)> h);
   static void start_shutdown(core_ptr const& core, std::chrono::milliseconds limit,
                              boost::asio::any_completion_handler<void(boost::system::error_code)> h);
-  template <reply_type T>
   static void start_query(core_ptr const& core, resp::request req,
-                          boost::asio::any_completion_handler<void(boost::system::error_code, T)> h);
+                          boost::asio::any_completion_handler<void(boost::system::error_code, resp::value)> h);
+  template <reply_type T>
+  static auto read_as(boost::system::error_code ec, resp::value const& reply) {
+    T out{};
+    if (!ec) {
+      if (auto r = read_reply<T>(reply)) {
+        out = std::move(*r);
+      } else {
+        ec = r.error();
+      }
+    }
+    return boost::asio::deferred.values(ec, std::move(out));
+  }
   static void start_eval(core_ptr const& core, std::shared_ptr<detail::user_script const> const& s,
                          std::vector<std::string> keys, std::vector<std::string> args,
                          boost::asio::any_completion_handler<void(boost::system::error_code, resp::value)> h);

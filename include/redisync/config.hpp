@@ -59,7 +59,14 @@ struct config {
   // true: it never expires (a counter shared with a peer that needs it, say).
   bool persistent_fencing_counter = false;
 
-  // Receives events about holds (event.hpp); called on the client's strand. Empty: silent.
+  // Runs the connection, the watchdog and the waiters on a thread of the client's own, so that
+  // renewals and replies never wait behind the application's work: the choice for a service that
+  // runs one thread and computes between its awaits. Handlers still complete on their own
+  // executors (or the client's). false: the client runs on the executor it was made with.
+  bool own_thread = false;
+
+  // Receives events about holds (event.hpp); called on the client's strand (with own_thread, on
+  // that thread): keep it short. Empty: silent.
   event_handler on_event{};
 
   // Parses redis://[user:password@]host[:port][/db] and rediss://... (TLS). Throws

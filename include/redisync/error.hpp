@@ -43,6 +43,7 @@ enum class error {
   token_exhausted,   // the lock's fencing-token counter is at 2^63 - 1 (TOKENLIMIT from our scripts)
   shutting_down,     // the client is shutting down (client::shutdown): it takes no more acquires
   upgrade_refused,   // a write acquire by an owner that holds a read of the read-write lock
+  not_started,       // the client was never started (client::start() or client::run())
 };
 
 boost::system::error_category const& error_category() noexcept;

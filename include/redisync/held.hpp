@@ -74,14 +74,16 @@ class held {
         token);
   }
 
-  // Completes with error::lease_lost when the hold is lost; with operation_aborted when it is
-  // released first or the wait is cancelled (terminal, partial or total).
+  // Completes when the hold ends, without an error, saying how: hold_status::lost, or released
+  // (its last level); at once if it has ended. Only a cancellation (terminal, partial or total)
+  // is an error, operation_aborted. So it composes: in `co_await (work() || h.wait_lost(use_awaitable))`
+  // the loss cancels `work`.
+  using wait_lost_signature = void(boost::system::error_code, hold_status);
   template <class Token = boost::asio::deferred_t>
   auto wait_lost(Token&& token = {}) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+    return boost::asio::async_initiate<Token, wait_lost_signature>(
         [core = core_, state = state_](auto handler) {
-          start_wait_lost(core, state,
-                          boost::asio::any_completion_handler<void(boost::system::error_code)>{std::move(handler)});
+          start_wait_lost(core, state, boost::asio::any_completion_handler<wait_lost_signature>{std::move(handler)});
         },
         token);
   }
@@ -102,7 +104,7 @@ class held {
   static void start_release(core_ptr const& core, state_ptr const& state, level_ptr const& level,
                             boost::asio::any_completion_handler<void(boost::system::error_code)> h);
   static void start_wait_lost(core_ptr const& core, state_ptr const& state,
-                              boost::asio::any_completion_handler<void(boost::system::error_code)> h);
+                              boost::asio::any_completion_handler<wait_lost_signature> h);
 
   core_ptr core_;
   state_ptr state_;

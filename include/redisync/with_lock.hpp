@@ -36,14 +36,57 @@ struct lock_options {
   std::optional<std::chrono::milliseconds> wait{};   // at most this long to acquire (error::timeout)
 };
 
-// A body is called as body(held&) and returns asio::awaitable<T>.
-template <class Body>
-concept lock_body = std::invocable<Body&, held&>;
-
 namespace detail {
 
+template <class T>
+struct is_awaitable : std::false_type {};
+template <class T, class Executor>
+struct is_awaitable<boost::asio::awaitable<T, Executor>> : std::true_type {};
+
+// How a body is called: with the hold (as held& or held const&), or with nothing.
 template <class Body>
-using body_result_t = typename std::invoke_result_t<Body&, held&>::value_type;
+inline constexpr bool takes_hold = std::invocable<Body&, held&>;
+template <class Body>
+inline constexpr bool takes_nothing = !takes_hold<Body> && std::invocable<Body&>;
+
+template <class Body>
+auto call_body(Body& body, held& h) {
+  if constexpr (takes_hold<Body>) {
+    return body(h);
+  } else {
+    return body();
+  }
+}
+
+template <class Body>
+using body_awaitable_t = decltype(call_body(std::declval<Body&>(), std::declval<held&>()));
+
+// Checked in with_lock itself, so that a body of another shape fails there, in the caller's
+// file, saying what is expected (and nothing else fails after it).
+template <class Body>
+constexpr bool check_body() {
+  if constexpr (std::invocable<Body&, held&&> && !takes_hold<Body>) {
+    static_assert(takes_hold<Body>,
+                  "redisync::with_lock: the body takes `held` by value; take `redisync::held&` or "
+                  "`redisync::held const&` (the hold stays with with_lock, which releases it)");
+    return false;
+  } else if constexpr (!takes_hold<Body> && !takes_nothing<Body>) {
+    static_assert(takes_hold<Body>,
+                  "redisync::with_lock: the body must be callable as body(redisync::held&), "
+                  "body(redisync::held const&) or body()");
+    return false;
+  } else if constexpr (!is_awaitable<body_awaitable_t<Body>>::value) {
+    static_assert(is_awaitable<body_awaitable_t<Body>>::value,
+                  "redisync::with_lock: the body must return boost::asio::awaitable<T> (or awaitable<void>): "
+                  "make it a coroutine, `-> asio::awaitable<int> { co_return 1; }`");
+    return false;
+  } else {
+    return true;
+  }
+}
+
+template <class Body>
+using body_result_t = typename body_awaitable_t<Body>::value_type;
 
 template <class Result>
 struct with_lock_completion {
@@ -63,8 +106,9 @@ struct end_body_on_loss {
   boost::asio::cancellation_type operator()(std::exception_ptr const&, Result const&...) const {
     return boost::asio::cancellation_type::terminal;
   }
-  boost::asio::cancellation_type operator()(boost::system::error_code const& ec) const {
-    return ec == error::lease_lost ? boost::asio::cancellation_type::terminal : boost::asio::cancellation_type::none;
+  boost::asio::cancellation_type operator()(boost::system::error_code const& ec, hold_status end) const {
+    return !ec && end == hold_status::lost ? boost::asio::cancellation_type::terminal
+                                           : boost::asio::cancellation_type::none;
   }
 };
 
@@ -98,17 +142,17 @@ boost::asio::awaitable<body_result_t<Body>> run_with_lock(lock l, lock_options o
   auto ex = co_await asio::this_coro::executor;
   std::exception_ptr failure;
   std::conditional_t<std::is_void_v<result_type>, int, std::optional<result_type>> result{};
-  auto group = asio::experimental::make_parallel_group(asio::co_spawn(ex, body(h), asio::deferred),
+  auto group = asio::experimental::make_parallel_group(asio::co_spawn(ex, call_body(body, h), asio::deferred),
                                                        h.wait_lost(asio::deferred));
   asio::cancellation_state const cancellation = co_await asio::this_coro::cancellation_state;
   if (cancellation.cancelled() != asio::cancellation_type::none) {
     // Cancelled as the acquire completed: the body does not start.
     failure = std::make_exception_ptr(boost::system::system_error{make_error_code(asio::error::operation_aborted)});
   } else if constexpr (std::is_void_v<result_type>) {
-    auto [order, body_failure, loss] = co_await group.async_wait(end_body_on_loss{}, asio::deferred);
+    auto [order, body_failure, loss, end] = co_await group.async_wait(end_body_on_loss{}, asio::deferred);
     failure = body_failure;
   } else {
-    auto [order, body_failure, value, loss] = co_await group.async_wait(end_body_on_loss{}, asio::deferred);
+    auto [order, body_failure, value, loss, end] = co_await group.async_wait(end_body_on_loss{}, asio::deferred);
     failure = body_failure;
     if (!failure) result.emplace(std::move(value));
   }
@@ -125,22 +169,26 @@ boost::asio::awaitable<body_result_t<Body>> run_with_lock(lock l, lock_options o
 
 }  // namespace detail
 
-// Runs `body` under `l` with `options`; the body runs on the completion handler's executor (the
-// calling coroutine's, for use_awaitable), or the client's if the handler has none. The default
-// token is use_awaitable, not deferred: Asio 1.26 cannot co_await a deferred operation that
-// completes with an exception_ptr and a value.
-template <lock_body Body, class Token = boost::asio::use_awaitable_t<>>
+// Runs `body` under `l` with `options`. The body is callable as body(held&), body(held const&) or
+// body(), and returns asio::awaitable<T> or asio::awaitable<void>; it runs on the completion
+// handler's executor (the calling coroutine's, for use_awaitable), or the client's if the handler
+// has none. The default token is use_awaitable, not deferred: Asio 1.26 cannot co_await a
+// deferred operation that completes with an exception_ptr and a value.
+template <class Body, class Token = boost::asio::use_awaitable_t<>>
 auto with_lock(lock l, lock_options options, Body body, Token&& token = {}) {
-  return boost::asio::async_initiate<Token, detail::with_lock_signature<Body>>(
-      [](auto handler, lock l, lock_options options, Body body) {
-        auto ex = boost::asio::get_associated_executor(handler, l.get_executor());
-        boost::asio::co_spawn(ex, detail::run_with_lock(std::move(l), options, std::move(body)), std::move(handler));
-      },
-      token, std::move(l), options, std::move(body));
+  if constexpr (detail::check_body<Body>()) {
+    return boost::asio::async_initiate<Token, detail::with_lock_signature<Body>>(
+        [](auto handler, lock l, lock_options options, Body body) {
+          auto ex = boost::asio::get_associated_executor(handler, l.get_executor());
+          boost::asio::co_spawn(ex, detail::run_with_lock(std::move(l), options, std::move(body)), std::move(handler));
+        },
+        token, std::move(l), options, std::move(body));
+  }
 }
 
 // Runs `body` under `l`, held with the watchdog's lease, waiting as long as it takes.
-template <lock_body Body, class Token = boost::asio::use_awaitable_t<>>
+template <class Body, class Token = boost::asio::use_awaitable_t<>>
+  requires(!std::same_as<std::remove_cvref_t<Body>, lock_options>)
 auto with_lock(lock l, Body body, Token&& token = {}) {
   return with_lock(std::move(l), lock_options{}, std::move(body), std::forward<Token>(token));
 }

@@ -53,7 +53,7 @@ entry_ptr connection::impl::make_entry(outgoing out, late_reply_handler late,
   auto e = std::make_shared<exec_entry>();
   e->out = std::move(out);
   e->late = std::move(late);
-  e->handler = {std::move(handler), completion_executor_};
+  e->handler = {std::move(handler), homes_};
   return e;
 }
 
@@ -68,13 +68,24 @@ void connection::impl::install_cancellation(entry_ptr const& e) {
 }
 
 void connection::impl::submit(entry_ptr e, bool priority) {
+  if (!run_requested_) {
+    // Nothing would ever connect: the caller learns at once instead of after the connection wait.
+    e->st = exec_entry::state::done;
+    asio::post(executor_, [e = std::move(e)] { e->handler.complete(error::not_started, {}); });
+    return;
+  }
   auto const* entry = e.get();
   mux_.submit(std::move(e), priority, clock_type::now());
   // Its wait for a connection is bounded (only this request's deadline is new).
   if (!priority && !mux_.ready() && entry->st == exec_entry::state::queued) arm_timer(entry->connect_deadline);
   if (!session_open_ || (writes_held_ > 0 && !priority)) return;
-  // Requests made by handlers of the replies being read go out in groups (handle_bytes()).
-  if (handling_replies_ && mux_.queued() < requests_per_reply_flush) return;
+  // Requests made by handlers of the replies being read, requests that arrive together, and the
+  // requests of a completion that runs go out in groups (handle_bytes(), end_arrival(),
+  // delivery::corked()).
+  if (!priority && mux_.queued() < requests_per_reply_flush &&
+      (delivery_->corked() || handling_replies_ || arrivals_ > 0)) {
+    return;
+  }
   start_write();
 }
 
@@ -122,7 +133,9 @@ config checked(config cfg) {
 }  // namespace
 
 connection::connection(executor_type ex, config cfg, connection_events events)
-    : impl_{std::make_shared<impl>(std::move(ex), checked(std::move(cfg)), std::move(events))} {}
+    : impl_{std::make_shared<impl>(std::move(ex), checked(std::move(cfg)), std::move(events))} {
+  *impl_->self_ = impl_;
+}
 
 connection::~connection() { stop(); }
 
@@ -133,7 +146,8 @@ connection::executor_type connection::io_executor() const noexcept { return impl
 config const& connection::cfg() const noexcept { return impl_->cfg_; }
 
 void connection::start_run(asio::any_completion_handler<void(error_code)> h) {
-  pending_handler<void(error_code)> handler{std::move(h), impl_->completion_executor_};
+  impl_->run_requested_ = true;
+  pending_handler<void(error_code)> handler{std::move(h), impl_->homes_};
   auto slot = handler.cancellation_slot();
   if (slot.is_connected()) {
     slot.assign([weak = std::weak_ptr<impl>{impl_}](asio::cancellation_type) {
@@ -168,18 +182,38 @@ void connection::exec(outgoing out, late_reply_handler late,
     impl_->submit(std::move(e), false);
     return;
   }
-  asio::post(impl_->executor_, [self = impl_, e = std::move(e)]() mutable { self->submit(std::move(e), false); });
+  hop_in(impl_, impl_->executor_, *impl_->delivery_,
+         [self = impl_.get(), e = std::move(e)]() mutable { self->submit(std::move(e), false); });
 }
+
+void connection::begin_arrival() noexcept { impl_->begin_arrival(); }
+
+void connection::end_arrival() { impl_->end_arrival(); }
+
+void connection::impl::end_arrival() {
+  if (--arrivals_ == 0 && !delivery_->corking_here()) write_unless_waiting();
+}
+
+void connection::impl::write_unless_waiting() {
+  if (writes_held_ == 0 && arrivals_ == 0) start_write();
+}
+
+bool connection::arriving() const noexcept { return impl_->arrivals_ > 0; }
+
+bool connection::on_strand() const noexcept { return impl_->on_strand(); }
+
+std::shared_ptr<delivery> const& connection::completions() const noexcept { return impl_->delivery_; }
 
 void connection::hold_writes() noexcept { ++impl_->writes_held_; }
 
 void connection::release_writes() {
-  if (--impl_->writes_held_ == 0) impl_->start_write();
+  --impl_->writes_held_;
+  impl_->write_unless_waiting();
 }
 
 void connection::subscribe(bool on, std::vector<std::string> channels,
                            asio::any_completion_handler<void(error_code)> h) {
-  pending_handler<void(error_code)> handler{std::move(h), impl_->completion_executor_};
+  pending_handler<void(error_code)> handler{std::move(h), impl_->homes_};
   asio::post(impl_->executor_, [self = impl_, on, channels = std::move(channels),
                                 handler = std::move(handler)]() mutable {
     if (channels.empty()) {

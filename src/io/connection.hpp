@@ -105,11 +105,22 @@ class connection {
     return initiate_subscription(false, std::move(channels), std::forward<Token>(token));
   }
 
-  // On the strand: requests made until the matching release_writes() wait, and then go out in one
-  // write, where adjacent calls of one script merge into one command. Holds nest; priority requests
-  // (handshake, health checks) and a read's flush of replies' requests do not wait.
+  // On the strand: requests made until the matching release_writes() (and until the arrivals on
+  // their way, begin_arrival()) wait, and then go out in one write, where adjacent calls of one
+  // script merge into one command. Holds nest; priority requests (handshake, health checks) and a
+  // read's flush of replies' requests do not wait.
   void hold_writes() noexcept;
   void release_writes();
+  // From any thread, before posting work to the strand that may make requests (the next request
+  // of a task whose completion just ran): requests queued before it arrives wait for it, up to a
+  // group, and go out together with its own in one write. end_arrival() on the strand, after it.
+  void begin_arrival() noexcept;
+  void end_arrival();
+  bool arriving() const noexcept;  // work is on its way to the strand
+  // Whether the calling thread runs the strand now.
+  bool on_strand() const noexcept;
+  // Hands the application's completions out of the strand (delivery.hpp).
+  std::shared_ptr<delivery> const& completions() const noexcept;
 
   // Ends run(): closes the socket and fails waiting requests with operation_aborted.
   void stop();

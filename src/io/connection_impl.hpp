@@ -11,6 +11,7 @@
 #include "io/stream.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -47,6 +48,9 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   boost::asio::awaitable<std::tuple<error_code, response>> exec_priority(resp::request req);
   void arm_timer();                         // for what the multiplexer has next
   void arm_timer(clock_type::time_point at);  // for `at`, unless armed earlier
+  void begin_arrival() noexcept { ++arrivals_; }
+  void end_arrival();
+  void write_unless_waiting();  // unless writes are held or requests are on their way
 
   // ---- lifecycle (lifecycle.cpp)
   boost::asio::awaitable<void> run_loop();
@@ -64,13 +68,21 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   boost::asio::awaitable<error_code> reader();
   boost::asio::awaitable<std::tuple<error_code, std::size_t>> poll_for_reply(boost::asio::mutable_buffer buffer);
   error_code handle_bytes();
+  boost::asio::awaitable<void> leave_strand();
   void start_write();
 
   strand_type strand_;
   // The strand as a type-erased executor, converted once; everything is posted through it.
   executor_type executor_;
-  boost::asio::any_completion_executor const completion_executor_{executor_};  // see pending_handler
+  // A handler that names no executor is the library's own: it completes on the strand (see
+  // pending_handler). The client binds the application's handlers to their executors first.
   executor_type io_executor_;
+  // This connection, for callbacks that may outlive it (set by connection's constructor).
+  std::shared_ptr<std::weak_ptr<impl>> self_ = std::make_shared<std::weak_ptr<impl>>();
+  std::shared_ptr<delivery> delivery_ = std::make_shared<delivery>(io_executor_, [self = self_] {
+    if (auto s = self->lock()) boost::asio::dispatch(s->executor_, [s] { s->write_unless_waiting(); });
+  });
+  completion_homes const homes_{executor_, executor_, delivery_};
   config cfg_;
   connection_events events_;
   multiplexer mux_;
@@ -89,6 +101,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   bool writing_ = false;           // a remainder the socket did not take is being written
   bool handling_replies_ = false;  // inside handle_bytes()
   std::size_t writes_held_ = 0;    // hold_writes() not yet released
+  std::atomic<std::size_t> arrivals_{0};  // begin_arrival() whose work has not reached the strand
   std::uint64_t session_ = 0;
   std::set<std::string> channels_;
   std::string handshake_failure_;  // the server's refusal, or the handshake's timeout
@@ -100,6 +113,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   run_state run_state_ = run_state::idle;
   pending_handler<void(error_code)> run_handler_;
   std::atomic<bool> ready_{false};  // also read by is_ready() from any thread
+  std::atomic<bool> run_requested_{false};  // set by run() on the caller's thread, before the strand
   bool stopping_ = false;
 
   std::atomic<std::uint64_t> connects_{0};

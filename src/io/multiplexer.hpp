@@ -6,7 +6,7 @@
 // replies sent again after a pause. It has no socket, timer or clock: the connection driver feeds
 // it bytes and the time, writes what it hands out, and arms a timer for next_retry().
 
-#include <redisync/detail/pending_handler.hpp>
+#include "io/pending_handler.hpp"
 #include <redisync/error.hpp>
 #include <redisync/resp/parser.hpp>
 #include <redisync/resp/value.hpp>

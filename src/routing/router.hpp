@@ -48,6 +48,14 @@ class router {
   // per node, where adjacent calls of one script merge (io::connection::hold_writes). Holds nest.
   virtual void hold_writes() noexcept = 0;
   virtual void release_writes() = 0;
+  // From any thread, work on its way to the strand that may make requests: see
+  // io::connection::begin_arrival. end_arrival() on the strand, after the work.
+  virtual void begin_arrival() noexcept = 0;
+  virtual void end_arrival() = 0;
+  virtual bool arriving() const noexcept = 0;
+  virtual bool on_strand() const noexcept = 0;
+  // Hands the application's completions out of the strand (io/delivery.hpp).
+  virtual std::shared_ptr<io::delivery> const& completions() const noexcept = 0;
   // Channels of one slot: pub/sub of a lock goes where its keys are.
   virtual void subscribe(bool on, slot_type slot, std::vector<std::string> channels,
                          boost::asio::any_completion_handler<void(io::error_code)> handler) = 0;

@@ -20,6 +20,11 @@ class standalone final : public router {
             boost::asio::any_completion_handler<void(io::error_code, io::response)> handler) override;
   void hold_writes() noexcept override { conn_.hold_writes(); }
   void release_writes() override { conn_.release_writes(); }
+  void begin_arrival() noexcept override { conn_.begin_arrival(); }
+  void end_arrival() override { conn_.end_arrival(); }
+  bool arriving() const noexcept override { return conn_.arriving(); }
+  bool on_strand() const noexcept override { return conn_.on_strand(); }
+  std::shared_ptr<io::delivery> const& completions() const noexcept override { return conn_.completions(); }
   void subscribe(bool on, slot_type slot, std::vector<std::string> channels,
                  boost::asio::any_completion_handler<void(io::error_code)> handler) override;
   void run(boost::asio::any_completion_handler<void(io::error_code)> handler) override;

@@ -69,9 +69,11 @@ std::shared_ptr<client_core> client_core::create(asio::any_io_executor ex, confi
 // The connection's events and the members' pending callbacks reach this client only while it is
 // alive: through `self_`, never through a pointer that could dangle.
 client_core::client_core(private_tag, asio::any_io_executor ex, config cfg)
-    : cfg_{std::move(cfg)},
+    : own_thread_{cfg.own_thread ? std::make_unique<own_thread>() : nullptr},
+      cfg_{std::move(cfg)},
+      application_{std::move(ex)},
       router_{std::make_unique<routing::standalone>(
-          std::move(ex), cfg_,
+          own_thread_ ? asio::any_io_executor{own_thread_->get_executor()} : application_, cfg_,
           routing::router_events{
               .push = [self = self_](resp::value const& v) {
                 if (auto core = self->lock()) core->on_push(v);
@@ -114,10 +116,16 @@ void client_core::send(script const& s, routing::slot_type slot, io::outgoing ou
 
 // Until the deferred work has run, this client's requests wait: the tries of readers that yield
 // (and any made between them) then go out in one write, merged into one script call, instead of
-// one system call and one script call each.
+// one system call and one script call each. It runs after the work on its way to the strand
+// (tasks resumed together ask together), yielding to it a few times at most.
 void client_core::defer(std::function<void()> f) {
   router_->hold_writes();
-  asio::post(strand_, [self = shared_from_this(), f = std::move(f)] {
+  run_after_arrivals(std::move(f), 4);
+}
+
+void client_core::run_after_arrivals(std::function<void()> f, int yields) {
+  asio::post(strand_, [self = shared_from_this(), f = std::move(f), yields]() mutable {
+    if (yields > 0 && self->router_->arriving()) return self->run_after_arrivals(std::move(f), yields - 1);
     f();
     self->router_->release_writes();
   });

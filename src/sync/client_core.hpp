@@ -5,7 +5,7 @@
 // Every primitive's operations run against it; it is the host of their acquire loops.
 
 #include <redisync/client.hpp>
-#include <redisync/detail/pending_handler.hpp>
+#include "io/pending_handler.hpp"
 
 #include "script/runner.hpp"
 #include "script/user_script.hpp"
@@ -13,8 +13,10 @@
 #include "sync/channels.hpp"
 #include "sync/hold.hpp"
 #include "sync/lease_registry.hpp"
+#include "sync/own_thread.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_executor.hpp>
 
 #include <atomic>
 #include <functional>
@@ -98,7 +100,29 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   channels& subscriptions() noexcept { return channels_; }
   lease_registry& leases() noexcept { return leases_; }
   boost::asio::any_io_executor const& strand() const noexcept { return strand_; }
-  boost::asio::any_completion_executor const& completion_executor() const noexcept { return completion_executor_; }
+  // The executor the client was made with: the application's handlers that name no executor of
+  // their own complete there.
+  boost::asio::any_io_executor const& application_executor() const noexcept { return application_; }
+  completion_homes const& homes() const noexcept { return homes_; }
+  // The application's handler for a layer below that completes unbound handlers on the strand:
+  // bound to its own executor, or the client's.
+  template <class Signature>
+  boost::asio::any_completion_handler<Signature> for_application(boost::asio::any_completion_handler<Signature> h) const {
+    auto ex = boost::asio::get_associated_executor(h, homes_.fallback);
+    return boost::asio::bind_executor(std::move(ex), std::move(h));
+  }
+  // Runs `f` on the strand (io::hop_in).
+  template <class F>
+  void to_strand(F f) {
+    if (router_->on_strand()) return f();
+    io::hop_in(shared_from_this(), strand_, *homes_.delivery, std::move(f));
+  }
+  void begin_arrival() noexcept { router_->begin_arrival(); }
+  void end_arrival() { router_->end_arrival(); }
+  // With config::own_thread: lets its work finish within `limit`, then joins it.
+  void finish_own_thread(std::chrono::milliseconds limit) {
+    if (own_thread_) own_thread_->finish(limit);
+  }
   std::string const& id() const noexcept { return id_; }
   std::uint64_t next_owner_number() noexcept { return next_owner_++; }
 
@@ -144,17 +168,23 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   void forget_hold(std::shared_ptr<hold_state> const& hold);
   void lose_holds_told_free(std::string const& channel);
   void wake_every_waiter();
+  void run_after_arrivals(std::function<void()> f, int yields);
   friend class work_ticket;
   void end_work();
   void run_idle_callbacks();
 
+  // With config::own_thread; first, so that its io_context outlives the sockets and timers made
+  // with it.
+  std::unique_ptr<own_thread> own_thread_;
   // This client, for callbacks that run after it may be gone (set by create()). Made before the
   // members whose callbacks use it.
   std::shared_ptr<std::weak_ptr<client_core>> self_ = std::make_shared<std::weak_ptr<client_core>>();
   config cfg_;
+  boost::asio::any_io_executor application_;
   std::unique_ptr<routing::router> router_;
   boost::asio::any_io_executor strand_;
-  boost::asio::any_completion_executor const completion_executor_{strand_};  // see pending_handler
+  completion_homes const homes_{strand_, application_, router_->completions(),
+                                application_ == router_->io_executor()};  // see pending_handler
   script_runner runner_;
   channels channels_;
   lease_registry leases_;

@@ -4,7 +4,7 @@
 // forwarded there. `launch` runs a coroutine on the strand and completes the caller's handler with
 // its result on the handler's own executor.
 
-#include <redisync/detail/pending_handler.hpp>
+#include "io/pending_handler.hpp"
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -37,12 +37,12 @@ bool forward_cancellation(pending_handler<Signature>& handler, boost::asio::any_
 // Runs `op` on `strand` and completes `handler` with its result. With `cancellable`, the handler's
 // cancellation reaches the coroutine (through the strand).
 template <class... R>
-void launch(boost::asio::any_io_executor const& strand, boost::asio::any_completion_executor const& home,
+void launch(boost::asio::any_io_executor const& strand, completion_homes const& homes,
             boost::asio::awaitable<std::tuple<boost::system::error_code, R...>> op,
             boost::asio::any_completion_handler<void(boost::system::error_code, R...)> h, bool cancellable) {
   namespace asio = boost::asio;
   using result = std::tuple<boost::system::error_code, R...>;
-  pending_handler<void(boost::system::error_code, R...)> handler{std::move(h), home};
+  pending_handler<void(boost::system::error_code, R...)> handler{std::move(h), homes};
   std::shared_ptr<asio::cancellation_signal> signal;
   if (cancellable) {
     auto forwarded = std::make_shared<asio::cancellation_signal>();

@@ -176,14 +176,16 @@ BOOST_AUTO_TEST_CASE(cancelling_an_unwritten_request_removes_it) {
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
     connection conn{ctx.get_executor(), config_for(redis)};
     asio::cancellation_signal signal;
-    // run() has not started: the request sits in the queue.
+    // The server is down: the request sits in the queue, waiting for a connection.
+    redis.stop();
+    running r{conn};
     outcome incr{ctx.get_executor()};
     conn.exec(command("INCR", "counter"), asio::bind_cancellation_slot(signal.slot(), incr.handler()));
     co_await asio::post(ctx, asio::use_awaitable);  // the request is queued on the strand
     signal.emit(asio::cancellation_type::total);
     BOOST_TEST_REQUIRE(co_await incr.done.wait(10s));
     BOOST_TEST((*incr.ec == asio::error::operation_aborted));
-    running r{conn};
+    redis.start();
     co_await conn.exec(command("PING"), asio::use_awaitable);
     BOOST_TEST(redis.command({"EXISTS", "counter"}).integer() == 0);
     co_await r.stop();

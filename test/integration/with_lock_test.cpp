@@ -50,6 +50,25 @@ BOOST_FIXTURE_TEST_CASE(a_handle_made_inline_or_held_const_runs_the_body_and_rel
   });
 }
 
+BOOST_FIXTURE_TEST_CASE(a_body_may_take_the_hold_by_const_reference_or_nothing, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto me = c.new_owner();
+    auto const token = co_await redisync::with_lock(me.lock("c"), [](held const& h) -> asio::awaitable<std::uint64_t> {
+      co_return h.token();
+    });
+    BOOST_TEST(token > 0u);
+    bool ran = false;
+    co_await redisync::with_lock(me.lock("n"), [&]() -> asio::awaitable<void> {
+      ran = me.holds("n");
+      co_return;
+    });
+    BOOST_TEST(ran);
+    int const n = co_await redisync::with_lock(me.lock("n"), {.wait = 2s}, []() -> asio::awaitable<int> { co_return 3; });
+    BOOST_TEST(n == 3);
+    BOOST_TEST(redisync::test::lock_keys(redis).empty());
+  });
+}
+
 BOOST_FIXTURE_TEST_CASE(a_fixed_lease_is_not_renewed_and_a_bounded_wait_times_out, lock_env) {
   run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
     auto lock = c.make_lock("leased");

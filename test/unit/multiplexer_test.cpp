@@ -67,7 +67,7 @@ class mux_fixture {
   }
 
   asio::io_context ctx;
-  asio::any_completion_executor home{ctx.get_executor()};
+  redisync::detail::completion_homes home{ctx.get_executor(), ctx.get_executor(), {}};
   io::clock_type::time_point now{std::chrono::seconds{100}};
   std::deque<outcome> outcomes;
   std::vector<io::entry_ptr> entries;

@@ -6,7 +6,6 @@
 
 #include <scripts.hpp>
 
-#include <boost/asio/dispatch.hpp>
 
 #include <array>
 

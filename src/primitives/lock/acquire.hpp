@@ -10,7 +10,6 @@
 #include "sync/launch.hpp"
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/dispatch.hpp>
 
 #include <variant>
 
@@ -102,22 +101,21 @@ class lock_acquire : public sync::acquire_op {
 template <class Op, class Signature, class... Extra>
 void launch_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
                     boost::asio::any_completion_handler<Signature> h, Extra... extra) {
-  pending_handler<Signature> handler{std::move(h), core->completion_executor()};
-  auto strand = core->strand();
+  pending_handler<Signature> handler{std::move(h), core->homes()};
   // The caller's cancellation slot is assigned here, on the caller's thread, where it is emitted;
   // its emissions reach the op on the strand, after the op was made there.
   auto op_cell = std::make_shared<std::weak_ptr<sync::acquire_op>>();
-  bool const cancellable = sync::forward_cancellation(handler, strand, [op_cell](boost::asio::cancellation_type t) {
+  bool const cancellable = sync::forward_cancellation(handler, core->strand(), [op_cell](boost::asio::cancellation_type t) {
     if (auto op = op_cell->lock()) op->cancel(t);
   });
-  auto begin = [core = std::move(core), a = std::move(a), handler = std::move(handler), op_cell, cancellable,
-                extra...]() mutable {
+  auto& host = *core;
+  host.to_strand([core = std::move(core), a = std::move(a), handler = std::move(handler), op_cell, cancellable,
+                  extra...]() mutable {
     auto op = std::make_shared<Op>(extra..., core, std::move(a), std::move(handler));
     *op_cell = op;
     if (cancellable) op->enable_attempt_cancellation();
     op->start();
-  };
-  boost::asio::dispatch(strand, std::move(begin));
+  });
 }
 
 }  // namespace redisync::detail::lock_protocol

@@ -81,15 +81,16 @@ void held::start_release(core_ptr const& core, state_ptr const& state, level_ptr
     auto const not_held = []() -> asio::awaitable<std::tuple<error_code>> {
       co_return std::tuple{error_code{error::not_held}};
     };
-    detail::sync::launch(core->strand(), core->completion_executor(), not_held(), std::move(h), false);
+    detail::sync::launch(core->strand(), core->homes(), not_held(), std::move(h), false);
     return;
   }
   detail::lock_protocol::start_release(core, state->name, state->owner, state, level, std::move(h));
 }
 
-void held::start_wait_lost(core_ptr const& core, state_ptr const& state, asio::any_completion_handler<void(error_code)> h) {
+void held::start_wait_lost(core_ptr const& core, state_ptr const& state,
+                           asio::any_completion_handler<wait_lost_signature> h) {
   if (!core || !state) throw boost::system::system_error{make_error_code(error::not_held)};
-  detail::sync::launch(core->strand(), core->completion_executor(), detail::lock_protocol::wait_lost(core, state),
+  detail::sync::launch(core->strand(), core->homes(), detail::lock_protocol::wait_lost(core, state),
                        std::move(h), true);
 }
 

@@ -15,7 +15,7 @@ namespace asio = boost::asio;
 namespace proto = detail::lock_protocol;
 using boost::system::error_code;
 
-asio::any_io_executor lock::get_executor() const { return core_->strand(); }
+asio::any_io_executor lock::get_executor() const { return core_->application_executor(); }
 
 namespace {
 
@@ -55,25 +55,25 @@ void lock::start_release(core_ptr const& core, std::string const& owner, std::st
 
 void lock::start_force_release(core_ptr const& core, std::string const& name, lock_kind kind,
                                asio::any_completion_handler<void(error_code, bool)> h) {
-  detail::sync::launch(core->strand(), core->completion_executor(),
+  detail::sync::launch(core->strand(), core->homes(),
                        proto::force_release(core, name, is_read_write(kind)), std::move(h), false);
 }
 
 void lock::start_is_locked(core_ptr const& core, std::string const& name,
                            asio::any_completion_handler<void(error_code, bool)> h) {
-  detail::sync::launch(core->strand(), core->completion_executor(), proto::is_locked(core, name), std::move(h), true);
+  detail::sync::launch(core->strand(), core->homes(), proto::is_locked(core, name), std::move(h), true);
 }
 
 void lock::start_hold_count(core_ptr const& core, std::string const& owner, std::string const& name, lock_kind kind,
                             asio::any_completion_handler<void(error_code, std::int64_t)> h) {
-  detail::sync::launch(core->strand(), core->completion_executor(), proto::hold_count(core, name, field_of(kind, owner)),
+  detail::sync::launch(core->strand(), core->homes(), proto::hold_count(core, name, field_of(kind, owner)),
                        std::move(h), true);
 }
 
 void lock::start_remaining_lease(
     core_ptr const& core, std::string const& name,
     asio::any_completion_handler<void(error_code, std::optional<std::chrono::milliseconds>)> h) {
-  detail::sync::launch(core->strand(), core->completion_executor(), proto::remaining_lease(core, name), std::move(h),
+  detail::sync::launch(core->strand(), core->homes(), proto::remaining_lease(core, name), std::move(h),
                        true);
 }
 

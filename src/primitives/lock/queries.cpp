@@ -87,7 +87,7 @@ asio::awaitable<std::tuple<error_code, std::optional<std::chrono::milliseconds>>
   co_return result{error_code{}, std::chrono::milliseconds{pttl.integer()}};
 }
 
-asio::awaitable<std::tuple<error_code>> wait_lost(core_ptr core, std::shared_ptr<sync::hold_state> hold) {
+asio::awaitable<std::tuple<error_code, hold_status>> wait_lost(core_ptr core, std::shared_ptr<sync::hold_state> hold) {
   // A pure wait: any kind of cancellation ends it (a parallel group that asked for partial
   // cancellation first never asks again).
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
@@ -97,8 +97,11 @@ asio::awaitable<std::tuple<error_code>> wait_lost(core_ptr core, std::shared_ptr
     co_await timer.async_wait(asio::as_tuple(asio::deferred));
     std::erase(hold->loss_timers, &timer);
   }
-  co_return std::tuple{hold->status == hold_status::lost ? error_code{error::lease_lost}
-                                                          : error_code{asio::error::operation_aborted}};
+  auto const status = hold->status.load();
+  if (status != hold_status::lost && status != hold_status::released) {
+    co_return std::tuple{error_code{asio::error::operation_aborted}, status};
+  }
+  co_return std::tuple{error_code{}, status};
 }
 
 }  // namespace redisync::detail::lock_protocol

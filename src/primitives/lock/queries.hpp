@@ -23,6 +23,7 @@ boost::asio::awaitable<std::tuple<io::error_code, std::int64_t>> hold_count(core
 boost::asio::awaitable<std::tuple<io::error_code, std::optional<std::chrono::milliseconds>>> remaining_lease(
     core_ptr core, std::string name);
 // error::lease_lost when the hold is lost; operation_aborted when it ends otherwise first.
-boost::asio::awaitable<std::tuple<io::error_code>> wait_lost(core_ptr core, std::shared_ptr<sync::hold_state> hold);
+boost::asio::awaitable<std::tuple<io::error_code, hold_status>> wait_lost(core_ptr core,
+                                                                          std::shared_ptr<sync::hold_state> hold);
 
 }  // namespace redisync::detail::lock_protocol

@@ -8,7 +8,6 @@
 #include <scripts.hpp>
 
 #include <boost/asio/bind_executor.hpp>
-#include <boost/asio/dispatch.hpp>
 
 #include <array>
 #include <utility>
@@ -21,11 +20,11 @@ using io::error_code;
 void start_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                    std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
                    asio::any_completion_handler<void(error_code)> h, lock_kind kind) {
-  pending_handler<void(error_code)> handler{std::move(h), core->completion_executor()};
-  auto strand = core->strand();
+  pending_handler<void(error_code)> handler{std::move(h), core->homes()};
+  auto& host = *core;
   auto op = std::make_shared<lock_release>(std::move(core), std::move(name), std::move(owner), std::move(hold),
                                            std::move(level), std::move(handler), kind);
-  asio::dispatch(strand, [op = std::move(op)] { op->start(); });
+  host.to_strand([op = std::move(op)] { op->start(); });
 }
 
 void release_detached(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
