@@ -181,7 +181,10 @@ asio::awaitable<std::tuple<error_code>> shutdown_op(core_ptr core, std::chrono::
   auto unsubscribe = [core](std::function<void()> done) {
     core->subscriptions().flush([done = std::move(done)](error_code) { done(); });
   };
-  bool const in_time = co_await stages.run(settle) && co_await stages.run(release) && co_await stages.run(unsubscribe);
+  // The second settling waits for the releases that others started meanwhile (a guard dropped
+  // while the holds were released), which stop() would cut off.
+  bool const in_time = co_await stages.run(settle) && co_await stages.run(release) &&
+                       co_await stages.run(settle) && co_await stages.run(unsubscribe);
   core->stop();
   co_return std::tuple{in_time ? error_code{} : error_code{error::timeout}};
 }

@@ -86,7 +86,12 @@ void acquire_op::send_attempt() {
 }
 
 void acquire_op::on_reply(error_code ec, io::response replies) {
-  if (state_ != state::trying) return;
+  if (state_ != state::trying) {
+    // Ended meanwhile (handed the lock by a release of this client): one level too many if the
+    // attempt was granted, so it is undone.
+    if (state_ == state::done) abandon(ec, replies);
+    return;
+  }
   state_ = state::idle;
   if (ec == asio::error::operation_aborted) {
     // Cancelled with the attempt in flight: a grant that arrives later is undone, and the key
@@ -103,9 +108,7 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
   if (auto const why = host_->closed()) {
     // The client is ending: a shutdown releases the holds granted before it began, and fails
     // the acquires still under way, so whatever this attempt did is undone.
-    late_->counted = true;
-    host_->unsettled().unsettle(key());
-    on_late_reply(late_, ec, replies);
+    abandon(ec, replies);
     leave();
     return finish(why);
   }
@@ -157,6 +160,12 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
       return undo([self = shared_from_this()] { self->finish(error::unexpected_reply); });
     case outcome_kind::busy: return on_busy(o.bound);
   }
+}
+
+void acquire_op::abandon(error_code ec, io::response const& replies) {
+  late_->counted = true;
+  host_->unsettled().unsettle(key());
+  on_late_reply(late_, ec, replies);
 }
 
 void acquire_op::on_late_reply(std::shared_ptr<late_attempt> const& late, error_code ec, io::response const& replies) {
@@ -218,6 +227,9 @@ void acquire_op::on_subscribed(error_code) {
     return;
   }
   state_ = state::idle;
+  // Chosen for a hand-off while it subscribed: the lock is on its way, and an attempt now would
+  // take a second level.
+  if (handoff_pending) return sleep();
   if (queues_on_server()) {
     // Messages and replies share the connection: a subscription confirmed before the busy reply
     // came missed no message since the attempt ran. One confirmed later may have: look again. So

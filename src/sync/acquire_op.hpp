@@ -161,6 +161,8 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   void send_attempt();
   void on_reply(io::error_code ec, io::response replies);
   void on_late_reply(std::shared_ptr<late_attempt> const& late, io::error_code ec, io::response const& replies);
+  // The reply of an attempt whose outcome the op no longer takes: what it granted is undone.
+  void abandon(io::error_code ec, io::response const& replies);
   void on_busy(std::chrono::milliseconds bound);
   void join();
   void enqueue();

@@ -185,7 +185,8 @@ std::shared_ptr<hold_state> client_core::find_hold(std::string const& key) const
 void client_core::put_hold(std::shared_ptr<hold_state> const& hold) {
   if (auto it = holds_.find(hold->key); it != holds_.end()) {
     if (it->second == hold) return;
-    forget_hold(it->second);
+    auto const old = it->second;  // a copy: forgetting it erases the table's
+    forget_hold(old);
   }
   std::lock_guard const guard{holds_mutex_};
   holds_.emplace(hold->key, hold);

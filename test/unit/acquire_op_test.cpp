@@ -30,6 +30,7 @@ class scripted_acquire final : public core::acquire_op {
   bool held = false;
   std::vector<bool> retries;  // per attempt: sent in its idempotent form
   int undone = 0;
+  int late_undone = 0;  // replies of attempts whose caller was gone
   bool hold_undo = false;             // keep an undo running until the test ends it
   std::function<void()> pending_undo;
   bool server_queue = false;  // a waiter of a lock that keeps its order on the server (a writer, a fair lock)
@@ -47,7 +48,10 @@ class scripted_acquire final : public core::acquire_op {
     retries.push_back(retry);
     return {};
   }
-  void undo_late_grant(error_code, io::response const&, std::function<void()> then) override { then(); }
+  void undo_late_grant(error_code, io::response const&, std::function<void()> then) override {
+    ++late_undone;
+    then();
+  }
   outcome read(error_code ec, io::response& replies) override {
     if (ec == error::ambiguous) return {outcome_kind::unknown};
     if (ec) return {outcome_kind::failed, ec};
@@ -171,6 +175,31 @@ BOOST_AUTO_TEST_CASE(a_server_queued_waiter_woken_during_its_first_attempt_tries
 
 // The queue of a channel goes when its last waiter leaves, policy and all: every waiter that joins
 // sets it again, or messages on the channel would wake nobody.
+// A release of this client that chose it for a hand-off while it subscribed is bringing it the
+// lock: an attempt of its own would take a second level (the random shutdown test found one).
+BOOST_AUTO_TEST_CASE(a_waiter_chosen_for_a_handoff_while_it_subscribes_waits_for_it_instead_of_trying) {
+  fixture f;
+  auto op = f.start(std::nullopt, "owner-1", true, true);
+  f.host->reply({}, busy(500));
+  BOOST_TEST_REQUIRE(op->can_take_handoff());
+  op->handoff_pending = true;
+  f.host->confirm_subscriptions();
+  BOOST_TEST(f.host->unanswered() == 0u);
+  op->handed_over();
+  BOOST_TEST(op->held);
+}
+
+BOOST_AUTO_TEST_CASE(an_attempt_answered_after_the_lock_was_handed_over_is_undone_not_dropped) {
+  fixture f;
+  auto op = f.start();
+  BOOST_TEST_REQUIRE(f.host->unanswered() == 1u);
+  op->handed_over();
+  BOOST_TEST(op->held);
+  f.host->reply({}, granted());
+  BOOST_TEST(op->late_undone == 1);
+  BOOST_TEST(!f.host->keys.contains(core::hold_key("owner-1", "lock")));  // settled again once undone
+}
+
 BOOST_AUTO_TEST_CASE(every_waiter_that_joins_sets_the_channels_message_policy) {
   fixture f;
   auto first = f.start(std::nullopt, "a");

@@ -174,7 +174,11 @@ void lock_acquire::grant(std::uint64_t token, std::int64_t count, sync::clock_ty
   core_->leases().schedule_validity_check(hold_);
 }
 
-void lock_acquire::take_handoff(std::uint64_t token, sync::clock_type::time_point sent) { grant(token, 1, sent); }
+void lock_acquire::take_handoff(std::uint64_t token, sync::clock_type::time_point sent) {
+  grant(token, 1, sent);
+  // An attempt of this op that went out all the same is undone against the level handed over.
+  count_before_ = 1;
+}
 
 void lock_acquire::complete(error_code ec, bool granted) {
   in_progress_.reset();
