@@ -2,13 +2,17 @@
 #include <redisync/redisync.hpp>
 
 #include <boost/asio.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 
 namespace asio = boost::asio;
 using asio::use_awaitable;
+using namespace asio::experimental::awaitable_operators;
 using namespace std::chrono_literals;
 
+asio::awaitable<void> work();
+
 asio::awaitable<void> tour(asio::any_io_executor ex) {
-  redisync::client c{ex, "redis://127.0.0.1:6379"};        // one per process; or a redisync::config
+  redisync::client c{ex, "redis://127.0.0.1:6379"};        // one per process; or a config, or an io_context&
   c.start();                                               // or co_await c.run(use_awaitable)
   redisync::owner me = c.new_owner();                      // "<client-uuid>:<n>"; c.make_owner(id)
   redisync::lock lock = me.lock("orders:42");              // a handle: no I/O
@@ -21,18 +25,19 @@ asio::awaitable<void> tour(asio::any_io_executor ex) {
   auto deadline = h.valid_until();                         // no other holder before this
   redisync::hold_status status = h.status();               // held, uncertain, lost or released
   bool here = me.holds("orders:42");                       // local: no I/O
-  co_await fixed.release(use_awaitable);                   // one level; h.wait_lost(), h.loss_slot(ex)
+  co_await fixed.release(use_awaitable);                   // one level; also h.loss_slot(ex)
+  auto first = co_await (work() || h.wait_lost(use_awaitable));  // a loss cancels work; index 1: lost or released
   bool locked = co_await lock.is_locked(use_awaitable);    // also hold_count(), remaining_lease()
   int n = co_await redisync::with_lock(lock, [](redisync::held&) -> asio::awaitable<int> { co_return 1; });
   redisync::resp::request get;
   get.push("GET", "stock:42");
-  std::optional<std::int64_t> stock = co_await c.query<std::optional<std::int64_t>>(get, use_awaitable);
+  std::optional<int> stock = co_await c.query<std::optional<int>>(get, use_awaitable);  // any integer type, double, strings
   redisync::response raw = co_await c.exec(get, use_awaitable);   // raw replies; check_replies(raw)
   redisync::script const twice{"return redis.call('incrby', KEYS[1], 2)"};
   std::vector<std::string> keys{"n"};
   redisync::resp::value v = co_await c.eval(twice, keys, {}, use_awaitable);  // EVALSHA, loaded once
-  redisync::fenced_write paid{.fence_key = "{o:42}:fence", .key = "{o:42}:state", .value = "paid", .token = token};
-  bool written = co_await c.fenced_set(paid, use_awaitable);   // refused for a stale token
+  bool written = co_await c.fenced_set({.fence_key = "{o:42}:fence", .key = "{o:42}:state", .value = "paid", .token = token},
+                                       use_awaitable);   // refused for a stale token
   bool was_held = co_await lock.force_release(use_awaitable);   // whoever holds it
   co_await c.shutdown(5s, use_awaitable);                  // releases every hold, then stops
 }

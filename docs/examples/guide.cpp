@@ -60,12 +60,11 @@ asio::awaitable<void> data(redisync::client& redis, redisync::owner me, std::str
   redisync::resp::value left = co_await redis.eval(take, keys, args, use_awaitable);
 
   auto h = co_await me.lock("stock:" + sku).acquire(use_awaitable);
-  redisync::fenced_write const write{.fence_key = "{stock:" + sku + "}:fence",
-                                     .key = "{stock:" + sku + "}:count",
-                                     .value = "41",
-                                     .token = h.token(),
-                                     .expected = std::nullopt};
-  bool const accepted = co_await redis.fenced_set(write, use_awaitable);
+  bool const accepted = co_await redis.fenced_set({.fence_key = "{stock:" + sku + "}:fence",
+                                                   .key = "{stock:" + sku + "}:count",
+                                                   .value = "41",
+                                                   .token = h.token()},
+                                                  use_awaitable);
   if (me.holds("stock:" + sku)) { /* held here: no I/O */ }
   co_await h.release(use_awaitable);
 }

@@ -163,6 +163,29 @@ BOOST_AUTO_TEST_CASE(the_readme_example_runs_against_a_real_server) {
   expect_nothing_left(redis, {"{orders:42}:fence", "{orders:42}:state"});
 }
 
+// The guide's "Running in a service": a pool of four threads, CPU work between awaits, a loss wait
+// composed with work, and a graceful shutdown on SIGTERM; with the client on the pool and on a
+// thread of its own.
+BOOST_AUTO_TEST_CASE(the_guides_service_example_serves_and_shuts_down_on_sigterm) {
+  redis_server redis;
+  for (bool own_thread : {false, true}) {
+    BOOST_TEST_CONTEXT((own_thread ? "own thread" : "on the pool")) {
+      temp_dir dir;
+      std::vector<std::string> args{redis.url()};
+      if (own_thread) args.emplace_back("--own-thread");
+      child service{SERVICE_PATH, args, dir.path / "service.out"};
+      BOOST_TEST_REQUIRE(service.wait(60s));
+      BOOST_TEST(service.exit_code() == 0);
+      std::ifstream in{service.out()};
+      std::string const text{std::istreambuf_iterator<char>{in}, {}};
+      BOOST_TEST(text.find("settled\n") != std::string::npos, text);
+      BOOST_TEST(text.find("shut down\n") != std::string::npos, text);  // no error after it
+      BOOST_TEST(text.find("13 of 13 done") != std::string::npos, text);
+      expect_nothing_left(redis);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(the_demo_runs_every_section_on_its_own_server_and_every_check_holds) {
   temp_dir dir;
   child demo{REDISYNC_TOOL_PATH, {"demo"}, dir.path / "demo.out"};
