@@ -45,7 +45,9 @@ class delivery : public std::enable_shared_from_this<delivery> {
   // Whether a completion handed out may still make a request: one is queued or running, or one
   // has returned since the last look (its request may be on its way to the strand). Strand only.
   bool request_expected();
-  // From inside a completion: others are waiting to run besides the caller's own.
+  // From inside a completion: at least two others wait to run besides the caller's own, enough
+  // for their requests to be worth gathering (a release's own completion and the waiter it handed
+  // the lock to are not: the new holder's request goes out at once).
   bool others_waiting() const noexcept;
 
   // The requests that a completion makes on its way back in (hop_in) wait until it returns, or
