@@ -41,6 +41,7 @@ std::string const& client::id() const noexcept { return core_->id(); }
 owner client::new_owner() { return owner{core_, core_->id() + ":" + std::to_string(core_->next_owner_number())}; }
 
 bool owner::holds(std::string_view name) const {
+  if (!core_) return false;
   return core_->holds(id_, name) || core_->holds(detail::rw_protocol::field_of(lock_kind::write, id_), name);
 }
 

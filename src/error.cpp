@@ -44,6 +44,7 @@ class category_impl final : public boost::system::error_category {
       case error::upgrade_refused:
         return "this owner holds a read of the read-write lock: a read cannot become a write (release it first)";
       case error::not_started: return "the client was never started: call start() or run() first";
+      case error::empty_handle: return "the handle belongs to no client (it was moved from)";
     }
     return "unknown redisync error";
   }

@@ -44,6 +44,7 @@ enum class error {
   shutting_down,     // the client is shutting down (client::shutdown): it takes no more acquires
   upgrade_refused,   // a write acquire by an owner that holds a read of the read-write lock
   not_started,       // the client was never started (client::start() or client::run())
+  empty_handle,      // a handle or owner made by default or moved from: it belongs to no client
 };
 
 boost::system::error_category const& error_category() noexcept;

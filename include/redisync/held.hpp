@@ -60,7 +60,8 @@ class held {
   std::string const& owner_id() const noexcept;
 
   // Releases this hold level. error::not_held after an earlier release of this level (through
-  // this guard or the lock handle), error::lease_lost if the lease was lost before. If the server
+  // this guard or the lock handle) or for a guard made by default or moved from,
+  // error::lease_lost if the lease was lost before. Nothing throws from the call. If the server
   // refuses the release, the error says why; the hold's renewal has stopped (unless another level
   // is held) and the client retries the release in the background until it goes through or the
   // lease ends: status() is `uncertain` meanwhile, then `released` or `lost`.
@@ -90,7 +91,9 @@ class held {
 
   // A slot that receives terminal cancellation when the hold is lost, emitted on `ex` (the
   // executor of the code bound to the slot). Bind an operation or a coroutine to it to stop work
-  // that must not continue without the lock.
+  // that must not continue without the lock. Taken after the loss (or from a guard that holds
+  // nothing), it emits once, posted to `ex`: bind the work in the same step, since a cancellation
+  // signal keeps no memory.
   boost::asio::cancellation_slot loss_slot(boost::asio::any_io_executor ex);
 
  private:

@@ -3,7 +3,8 @@
 // A handle on a reentrant distributed lock: a name and an owner. Cheap to make, no I/O. Handles
 // with the same owner and name re-enter; different owners exclude each other, in this process or
 // any other, Redisson clients included. An operation keeps what it needs: a deferred operation may
-// outlive the handle it was made from.
+// outlive the handle it was made from. A handle moved from (or made from an owner moved from)
+// completes every operation with error::empty_handle.
 
 #include <redisync/held.hpp>
 #include <redisync/lock_kind.hpp>

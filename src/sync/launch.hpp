@@ -11,7 +11,11 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
+#include <boost/asio/system_executor.hpp>
 #include <boost/system/errc.hpp>
 #include <boost/system/error_code.hpp>
 
@@ -59,6 +63,19 @@ void launch(boost::asio::any_io_executor const& strand, completion_homes const& 
   }
   auto slot = signal->slot();
   asio::co_spawn(strand, std::move(op), asio::bind_cancellation_slot(slot, std::move(done)));
+}
+
+// Completes `h` with `ec` and empty results, for an operation that has no client to run on (a
+// handle or guard made by default or moved from): never from inside the initiating function, on
+// the handler's own executor (with work kept there meanwhile), by way of the system executor.
+template <class... R>
+void fail_at_once(boost::asio::any_completion_handler<void(boost::system::error_code, R...)> h,
+                  boost::system::error_code ec) {
+  namespace asio = boost::asio;
+  auto home = asio::prefer(asio::get_associated_executor(h), asio::execution::outstanding_work.tracked);
+  asio::post(asio::system_executor{}, [h = std::move(h), ec, home = std::move(home)]() mutable {
+    asio::dispatch(home, [h = std::move(h), ec]() mutable { std::move(h)(ec, R{}...); });
+  });
 }
 
 }  // namespace redisync::detail::sync

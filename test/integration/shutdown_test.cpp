@@ -98,3 +98,51 @@ BOOST_FIXTURE_TEST_CASE(stop_twice_with_several_waiters_on_one_lock_fails_each_o
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(empty_handles)
+
+// release() and wait_lost() on a default or moved-from held threw from the call itself; under
+// co_await the exception escaped ctx.run().
+BOOST_FIXTURE_TEST_CASE(operations_on_an_empty_or_moved_from_handle_or_guard_complete_with_a_typed_error, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    held empty;
+    auto [rec] = co_await empty.release(tuple_awaitable);
+    BOOST_TEST((rec == error::not_held), rec.message());
+    auto [wec, how] = co_await empty.wait_lost(tuple_awaitable);
+    BOOST_TEST((wec == error::not_held), wec.message());
+    auto h = co_await c.make_lock("moved").acquire(asio::use_awaitable);
+    held taken = std::move(h);
+    auto [mec] = co_await h.release(tuple_awaitable);  // NOLINT(bugprone-use-after-move): the case under test
+    BOOST_TEST((mec == error::not_held), mec.message());
+    bool called = false;
+    BOOST_CHECK_NO_THROW(h.release([&](error_code) { called = true; }));
+    co_await redisync::test::wait_until([&] { return called; }, 5s);
+    co_await taken.release(asio::use_awaitable);
+
+    auto lock = c.make_lock("moved");
+    auto other = std::move(lock);
+    auto [aec, none] = co_await lock.acquire(tuple_awaitable);  // NOLINT(bugprone-use-after-move)
+    BOOST_TEST((aec == error::empty_handle), aec.message());
+    auto [tec, maybe] = co_await lock.try_acquire(0ms, tuple_awaitable);
+    BOOST_TEST((tec == error::empty_handle), tec.message());
+    auto [lec, locked] = co_await lock.is_locked(tuple_awaitable);
+    BOOST_TEST((lec == error::empty_handle), lec.message());
+    auto [xec] = co_await lock.release(tuple_awaitable);
+    BOOST_TEST((xec == error::empty_handle), xec.message());
+    auto [bec] = co_await redisync::with_lock(lock, [](held&) -> asio::awaitable<void> { co_return; },
+                                              asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST(static_cast<bool>(bec));
+    auto me = c.new_owner();
+    auto me_too = std::move(me);
+    BOOST_TEST(!me.holds("moved"));  // NOLINT(bugprone-use-after-move)
+    auto [oec, none2] = co_await me.lock("moved").acquire(tuple_awaitable);
+    BOOST_TEST((oec == error::empty_handle), oec.message());
+    // A loss slot of no hold cancels what is bound to it: there is no lock to work under.
+    asio::steady_timer t{co_await asio::this_coro::executor, 30s};
+    auto [cec] = co_await t.async_wait(asio::bind_cancellation_slot(empty.loss_slot(co_await asio::this_coro::executor),
+                                                                    tuple_awaitable));
+    BOOST_TEST((cec == asio::error::operation_aborted));
+  });
+}
+
+BOOST_AUTO_TEST_SUITE_END()

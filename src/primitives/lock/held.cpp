@@ -5,7 +5,6 @@
 #include "sync/launch.hpp"
 
 #include <boost/asio/post.hpp>
-#include <boost/system/system_error.hpp>
 
 namespace redisync {
 
@@ -76,7 +75,7 @@ std::string const& held::owner_id() const noexcept {
 
 void held::start_release(core_ptr const& core, state_ptr const& state, level_ptr const& level,
                          asio::any_completion_handler<void(error_code)> h) {
-  if (!core || !state || !level) throw boost::system::system_error{make_error_code(error::not_held)};
+  if (!core || !state || !level) return detail::sync::fail_at_once(std::move(h), error::not_held);
   if (!state->let_go(*level)) {
     auto const not_held = []() -> asio::awaitable<std::tuple<error_code>> {
       co_return std::tuple{error_code{error::not_held}};
@@ -89,13 +88,17 @@ void held::start_release(core_ptr const& core, state_ptr const& state, level_ptr
 
 void held::start_wait_lost(core_ptr const& core, state_ptr const& state,
                            asio::any_completion_handler<wait_lost_signature> h) {
-  if (!core || !state) throw boost::system::system_error{make_error_code(error::not_held)};
+  if (!core || !state) return detail::sync::fail_at_once(std::move(h), error::not_held);
   detail::sync::launch(core->strand(), core->homes(), detail::lock_protocol::wait_lost(core, state),
                        std::move(h), true);
 }
 
 asio::cancellation_slot held::loss_slot(asio::any_io_executor ex) {
-  if (!state_ || !core_) throw boost::system::system_error{make_error_code(error::not_held)};
+  if (!notifier_ && (!state_ || !core_)) {
+    // No hold to work under: what is bound to the slot is cancelled, as after a loss.
+    notifier_ = std::make_shared<detail::sync::loss_notifier>(std::move(ex));
+    asio::post(notifier_->ex, [n = notifier_] { n->signal.emit(asio::cancellation_type::terminal); });
+  }
   if (!notifier_) {
     notifier_ = std::make_shared<detail::sync::loss_notifier>(std::move(ex));
     asio::post(core_->strand(), [state = state_, n = notifier_] {

@@ -15,7 +15,9 @@ namespace asio = boost::asio;
 namespace proto = detail::lock_protocol;
 using boost::system::error_code;
 
-asio::any_io_executor lock::get_executor() const { return core_->application_executor(); }
+asio::any_io_executor lock::get_executor() const {
+  return core_ ? core_->application_executor() : asio::any_io_executor{asio::system_executor{}};
+}
 
 namespace {
 
@@ -40,32 +42,38 @@ void start(std::shared_ptr<detail::sync::client_core> const& core, proto::acquir
 
 void lock::start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
                          lock_kind kind, asio::any_completion_handler<acquire_signature> h) {
+  if (!core) return detail::sync::fail_at_once(std::move(h), error::empty_handle);
   start(core, {std::move(name), std::move(owner), lease, wait}, kind, std::move(h));
 }
 
 void lock::start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
                          lock_kind kind, asio::any_completion_handler<try_acquire_signature> h) {
+  if (!core) return detail::sync::fail_at_once(std::move(h), error::empty_handle);
   start(core, {std::move(name), std::move(owner), lease, wait}, kind, std::move(h));
 }
 
 void lock::start_release(core_ptr const& core, std::string const& owner, std::string const& name, lock_kind kind,
                          asio::any_completion_handler<void(error_code)> h) {
+  if (!core) return detail::sync::fail_at_once(std::move(h), error::empty_handle);
   proto::start_release(core, name, field_of(kind, owner), nullptr, nullptr, std::move(h), kind);
 }
 
 void lock::start_force_release(core_ptr const& core, std::string const& name, lock_kind kind,
                                asio::any_completion_handler<void(error_code, bool)> h) {
+  if (!core) return detail::sync::fail_at_once(std::move(h), error::empty_handle);
   detail::sync::launch(core->strand(), core->homes(),
                        proto::force_release(core, name, is_read_write(kind)), std::move(h), false);
 }
 
 void lock::start_is_locked(core_ptr const& core, std::string const& name,
                            asio::any_completion_handler<void(error_code, bool)> h) {
+  if (!core) return detail::sync::fail_at_once(std::move(h), error::empty_handle);
   detail::sync::launch(core->strand(), core->homes(), proto::is_locked(core, name), std::move(h), true);
 }
 
 void lock::start_hold_count(core_ptr const& core, std::string const& owner, std::string const& name, lock_kind kind,
                             asio::any_completion_handler<void(error_code, std::int64_t)> h) {
+  if (!core) return detail::sync::fail_at_once(std::move(h), error::empty_handle);
   detail::sync::launch(core->strand(), core->homes(), proto::hold_count(core, name, field_of(kind, owner)),
                        std::move(h), true);
 }
@@ -73,6 +81,7 @@ void lock::start_hold_count(core_ptr const& core, std::string const& owner, std:
 void lock::start_remaining_lease(
     core_ptr const& core, std::string const& name,
     asio::any_completion_handler<void(error_code, std::optional<std::chrono::milliseconds>)> h) {
+  if (!core) return detail::sync::fail_at_once(std::move(h), error::empty_handle);
   detail::sync::launch(core->strand(), core->homes(), proto::remaining_lease(core, name), std::move(h),
                        true);
 }
