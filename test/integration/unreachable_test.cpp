@@ -5,6 +5,7 @@
 #include "support/lock_fixture.hpp"
 
 #include <redisync/event.hpp>
+#include <redisync/with_lock.hpp>
 
 #include <boost/asio/ip/tcp.hpp>
 
@@ -42,6 +43,31 @@ struct event_log {
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(unreachable)
+
+// try_acquire(2s) and with_lock({.wait = 1s}) took the connection wait (10 s) while Redis was down.
+BOOST_AUTO_TEST_CASE(the_callers_wait_bounds_the_wait_for_a_connection_too) {
+  auto cfg = config_for_port(redisync::process::free_loopback_port());  // connection_wait_limit: 10 s
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    running_client c{ctx, cfg};
+    auto const t0 = clock_type::now();
+    auto [ec, h] = co_await c->make_lock("nowhere").try_acquire(1s, asio::as_tuple(asio::use_awaitable));
+    auto const took = clock_type::now() - t0;
+    BOOST_TEST((ec == redisync::error::not_connected), ec.message());
+    BOOST_TEST((took >= 900ms && took < 3s), std::chrono::duration_cast<std::chrono::milliseconds>(took).count());
+    auto const t1 = clock_type::now();
+    auto body = [](redisync::held&) -> asio::awaitable<void> { co_return; };
+    auto [wec] = co_await redisync::with_lock(c->make_lock("nowhere"), {.wait = 1s}, body,
+                                              asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST(static_cast<bool>(wec));
+    BOOST_TEST((clock_type::now() - t1 < 3s));
+    // A wait of zero is one attempt: it does not wait for a connection at all.
+    auto const t2 = clock_type::now();
+    auto [zec, none] = co_await c->make_lock("nowhere").try_acquire(0s, asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((zec == redisync::error::not_connected), zec.message());
+    BOOST_TEST((clock_type::now() - t2 < 1s));
+    co_await c.stop();
+  });
+}
 
 BOOST_AUTO_TEST_CASE(an_acquire_while_nothing_listens_fails_with_not_connected_within_the_connection_wait) {
   auto cfg = config_for_port(redisync::process::free_loopback_port());
