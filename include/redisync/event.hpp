@@ -31,6 +31,9 @@ enum class event_kind : std::uint8_t {
   connect_failed,        // resolving, connecting, TLS or the handshake failed (`error` says why)
   disconnected,          // an established connection ended (`error` says why)
   reconnect_scheduled,   // the next attempt; `detail` says in how many ms
+  // The server may evict lock keys (`detail` names its maxmemory-policy: anything but
+  // noeviction): a lock can vanish under its holder. Once per client and policy.
+  eviction_possible,
 };
 
 struct event {

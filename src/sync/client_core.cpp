@@ -300,6 +300,29 @@ void client_core::on_connected() {
   // Messages may have been missed while disconnected: the first waiter of each queue tries again
   // (one call per lock, not a herd); the others follow as the queue moves.
   for (auto& [channel, q] : queues_) q.wake_one();
+  check_eviction_policy();
+}
+
+// Every lock key has a TTL, so any policy but noeviction (volatile-* included) may evict one under
+// its holder, silently: the holder learns at its next renewal, another owner may take it before.
+void client_core::check_eviction_policy() {
+  resp::request info;
+  info.push("INFO", "memory");
+  auto on_reply = [self = self_](error_code ec, io::response replies) {
+    auto core = self->lock();
+    if (!core || ec || replies.size() != 1 || !replies[0].is_string()) return;
+    auto const text = replies[0].text();
+    std::string_view const field = "maxmemory_policy:";
+    auto const at = text.find(field);
+    if (at == std::string_view::npos) return;
+    auto policy = text.substr(at + field.size());
+    policy = policy.substr(0, policy.find_first_of("\r\n"));
+    if (policy == "noeviction" || policy == core->eviction_reported_) return;
+    core->eviction_reported_ = policy;
+    core->emit(event_kind::eviction_possible, event_level::warning, {}, {}, {},
+               "maxmemory-policy " + std::string{policy} + ": lock keys may be evicted under their holders");
+  };
+  router_->exec(0, io::outgoing::from(std::move(info)), {}, std::move(on_reply));
 }
 
 void client_core::emit(event_kind kind, event_level level, std::string_view lock, std::string_view owner,

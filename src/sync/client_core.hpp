@@ -165,6 +165,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
  private:
   void on_push(resp::value const& push);
   void on_connected();
+  void check_eviction_policy();
   void forget_hold(std::shared_ptr<hold_state> const& hold);
   void lose_holds_told_free(std::string const& channel);
   void wake_every_waiter();
@@ -197,6 +198,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   std::unordered_map<std::string, std::shared_ptr<user_script const>> user_scripts_;  // by SHA1
   std::string id_;
   std::atomic<std::uint64_t> next_owner_{1};
+  std::string eviction_reported_;  // the eviction policy last reported (event eviction_possible)
   bool stopped_ = false;
   bool shutting_down_ = false;
   std::atomic<std::size_t> holds_count_{0};

@@ -120,4 +120,14 @@ BOOST_AUTO_TEST_CASE(stress_prints_the_first_error_of_each_kind_with_its_cause) 
              r.errors[0]);
 }
 
+// A server that may evict lock keys is a warning the operator sees, not a failure.
+BOOST_AUTO_TEST_CASE(a_server_that_may_evict_lock_keys_is_a_warning) {
+  redis_server redis{redisync::process::with_args({"--maxmemory-policy", "allkeys-lru"})};
+  auto const r = run_tool({"inspect", "--redis", redis.url(), "l"});
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST_REQUIRE(r.errors.size() == 1u, r.errors.size() << " lines on stderr");
+  BOOST_TEST(r.errors[0].find("warning eviction possible: maxmemory-policy allkeys-lru") != std::string::npos,
+             r.errors[0]);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

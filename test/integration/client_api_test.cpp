@@ -197,3 +197,43 @@ BOOST_FIXTURE_TEST_CASE(shutdown_releases_every_hold_fails_waiters_and_stops, lo
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(server_settings)
+
+// With allkeys-lru (or any policy but noeviction: every lock key has a TTL, so volatile-* too)
+// Redis may evict a held lock and another owner take it; 55-139 holds were lost per run that way,
+// and nothing said why.
+BOOST_AUTO_TEST_CASE(a_server_that_may_evict_lock_keys_is_reported_once_at_connect) {
+  redis_server redis{redisync::process::with_args({"--maxmemory-policy", "allkeys-lru"})};
+  redisync::test::run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto cfg = redisync::test::fast_config(redis);
+    std::vector<std::string> warnings;
+    cfg.on_event = [&](redisync::event const& e) {
+      if (e.kind == redisync::event_kind::eviction_possible) {
+        BOOST_TEST((e.level == redisync::event_level::warning));
+        warnings.emplace_back(e.detail);
+      }
+    };
+    redisync::test::running_client c{ctx, cfg};
+    co_await c->exec(request("PING"), asio::use_awaitable);
+    co_await redisync::test::wait_until([&] { return !warnings.empty(); }, 5s);
+    BOOST_TEST(warnings.front().find("allkeys-lru") != std::string::npos, warnings.front());
+    // A reconnect with the same policy says nothing new.
+    redis.command({"CLIENT", "KILL", "TYPE", "normal"});
+    co_await redisync::test::wait_until([&] { return c->stats().connects >= 2u; }, 5s);
+    co_await c->exec(request("PING"), asio::use_awaitable);
+    BOOST_TEST(warnings.size() == 1u);
+    co_await c.stop();
+  });
+}
+
+BOOST_FIXTURE_TEST_CASE(a_server_that_never_evicts_is_not_reported, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    co_await c.exec(request("PING"), asio::use_awaitable);
+    co_return;
+  }, [](redisync::config& cfg) {
+    cfg.on_event = [](redisync::event const& e) { BOOST_TEST((e.kind != redisync::event_kind::eviction_possible)); };
+  });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
