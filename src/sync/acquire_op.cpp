@@ -2,6 +2,8 @@
 
 #include "script/runner.hpp"
 
+#include <algorithm>
+
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/error.hpp>
 
@@ -263,7 +265,7 @@ void acquire_op::sleep() {
   if (queues_on_server()) {
     wake_at = std::min(wake_at, std::max(bound_at_, now + std::chrono::milliseconds{1}));
   } else if (!handoff_pending && q.is_head(*this)) {
-    wake_at = std::min(wake_at, std::max(q.expected_free, now + std::chrono::milliseconds{1}));
+    wake_at = std::min({wake_at, std::max(q.expected_free, now + std::chrono::milliseconds{1}), now + p_.recheck});
   }
   wait_for(wake_at);
 }

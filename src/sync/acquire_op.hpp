@@ -84,6 +84,9 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
     routing::slot_type slot = 0;
     std::optional<clock_type::time_point> deadline;  // nothing: wait until held
     bool once = false;                               // a wait of zero: one attempt, never queued
+    // The longest sleep of this client's first waiter without a message: a lost message, or a
+    // lock gone without one (expired, evicted, deleted during a fault), costs no more than this.
+    std::chrono::milliseconds recheck{1000};
   };
 
   acquire_op(std::shared_ptr<wait_host> host, params p);

@@ -178,6 +178,26 @@ BOOST_AUTO_TEST_CASE(owner_identity_survives_thread_hops_on_a_multi_threaded_io_
   for (auto& t : threads) t.join();
 }
 
+// After an OOM, waiters on a free lock stalled ~28.7 s: the lock went without a message they
+// heard, and the head slept until the holder's lease would have ended (30 s). It looks again within
+// a third of its lease or 1 s.
+BOOST_FIXTURE_TEST_CASE(a_waiter_tries_again_within_a_second_when_the_lock_goes_without_a_message, lock_env) {
+  run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+    auto holder = co_await c.make_lock("silent").acquire(asio::use_awaitable);  // 30 s watchdog lease
+    redisync::test::background_acquire waiter{ctx, c.make_lock("silent")};
+    co_await redisync::test::wait_until([&] { return c.stats().waiters == 1u; }, 5s);
+    co_await redisync::test::sleep_for(100ms);  // the waiter's try and its subscription are done
+    redis.command({"DEL", "silent"});           // gone, and nobody told
+    auto const t0 = std::chrono::steady_clock::now();
+    BOOST_TEST_REQUIRE(co_await waiter.wait(5s));
+    BOOST_TEST_REQUIRE(waiter.result().has_value());
+    BOOST_TEST((std::chrono::steady_clock::now() - t0 < 2500ms));
+    co_await waiter.result()->release(asio::use_awaitable);
+    auto [ec] = co_await holder.release(tuple_awaitable);  // the old holder finds out
+    BOOST_TEST((ec == error::lease_lost), ec.message());
+  });
+}
+
 BOOST_FIXTURE_TEST_CASE(try_acquire_returns_within_wait_plus_250_ms, lock_env) {
   run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
     auto holder = co_await c.make_lock("busy").acquire(asio::use_awaitable);
