@@ -33,7 +33,8 @@ struct config {
   std::chrono::milliseconds transient_retry_budget{10000};  // LOADING / BUSY resend window
   // How long a request waits for a connection before it fails with error::not_connected
   // (client::last_connect_failure() says why there is none). Acquires too: retry to wait longer.
-  // A bounded acquire (try_acquire, with_lock's wait) waits no longer than its own wait.
+  // Once a connect attempt has failed, a bounded acquire (try_acquire, with_lock's wait) waits
+  // no longer than its own wait.
   std::chrono::milliseconds connection_wait_limit{10000};
   // While a reply is due, poll the socket this long before sleeping: a sleeping thread takes tens
   // of µs to wake, as long as a loopback round trip. Polls that come up empty back off, so a far

@@ -77,7 +77,7 @@ void connection::impl::submit(entry_ptr e, bool priority) {
   auto const* entry = e.get();
   mux_.submit(std::move(e), priority, clock_type::now());
   // Its wait for a connection is bounded (only this request's deadline is new).
-  if (!priority && !mux_.ready() && entry->st == exec_entry::state::queued) arm_timer(entry->connect_deadline);
+  if (!priority && !mux_.ready() && entry->st == exec_entry::state::queued) arm_timer(mux_.connection_deadline(*entry));
   if (!session_open_ || (writes_held_ > 0 && !priority)) return;
   // Requests made by handlers of the replies being read, requests that arrive together, and the
   // requests of a completion that runs go out in groups (handle_bytes(), end_arrival(),

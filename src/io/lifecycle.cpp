@@ -67,6 +67,8 @@ asio::awaitable<void> connection::impl::run_loop() {
       emit(event_kind::disconnected, event_level::warning, ec, where);
     } else {
       set_last_failure(failure);
+      mux_.on_connect_failed(clock_type::now());
+      arm_timer();
       emit(event_kind::connect_failed, fatal ? event_level::error : event_level::warning, ec, failure);
     }
     if (fatal) {

@@ -56,7 +56,7 @@ void multiplexer::submit(entry_ptr e, bool priority, clock_type::time_point now)
   } else if (!ready_ && !e->out.opts.wait_for_connection) {
     fail = error::not_connected;
   } else if (!e->out.empty()) {
-    if (!ready_ && e->connect_deadline == clock_type::time_point{}) e->connect_deadline = now + wait_for(*e);
+    if (!ready_) start_connection_wait(*e, now);
     queue_.push_back(std::move(e));
     return;
   }
@@ -132,7 +132,7 @@ void multiplexer::take(std::deque<entry_ptr>& from, std::string& out, std::size_
       entry_ptr e = std::move(from.front());
       from.pop_front();
       e->st = exec_entry::state::written;
-      e->connect_deadline = {};  // a later wait for a connection starts its own
+      e->connect_deadline = e->down_deadline = {};  // a later wait for a connection starts its own
       ++count;
       if (e->replies_left == 0 && e->pushes_left == 0) {
         e->st = exec_entry::state::done;
@@ -242,7 +242,7 @@ void multiplexer::on_disconnect(clock_type::time_point now) {
   for (auto& e : std::exchange(priority_, {})) finish_with(*e, error::not_connected);
   std::erase_if(queue_, [&](entry_ptr const& e) {
     if (e->out.opts.wait_for_connection) {
-      if (e->connect_deadline == clock_type::time_point{}) e->connect_deadline = now + wait_for(*e);
+      start_connection_wait(*e, now);
       return false;
     }
     finish_with(*e, error::not_connected);
@@ -250,9 +250,22 @@ void multiplexer::on_disconnect(clock_type::time_point now) {
   });
 }
 
-std::chrono::milliseconds multiplexer::wait_for(exec_entry const& e) const {
-  auto const& own = e.out.opts.connection_wait;
-  return own && *own < connection_wait_ ? std::max(*own, std::chrono::milliseconds{0}) : connection_wait_;
+void multiplexer::start_connection_wait(exec_entry& e, clock_type::time_point now) const {
+  if (e.connect_deadline != clock_type::time_point{}) return;
+  auto bounded = [&](std::optional<std::chrono::milliseconds> const& own) {
+    return own && *own < connection_wait_ ? std::max(*own, std::chrono::milliseconds{0}) : connection_wait_;
+  };
+  e.connect_deadline = now + bounded(e.out.opts.connection_wait);
+  e.down_deadline = std::min(e.connect_deadline, now + bounded(e.out.opts.connection_wait_when_down));
+}
+
+clock_type::time_point multiplexer::connection_deadline(exec_entry const& e) const {
+  return down_ ? e.down_deadline : e.connect_deadline;
+}
+
+void multiplexer::on_connect_failed(clock_type::time_point now) {
+  down_ = true;
+  expire_waiting(now);
 }
 
 std::optional<clock_type::time_point> multiplexer::next_timer() const {
@@ -262,7 +275,7 @@ std::optional<clock_type::time_point> multiplexer::next_timer() const {
   }
   if (!ready_ && !stopped_) {
     for (auto const& e : queue_) {
-      if (!next || e->connect_deadline < *next) next = e->connect_deadline;
+      if (!next || connection_deadline(*e) < *next) next = connection_deadline(*e);
     }
   }
   return next;
@@ -286,7 +299,7 @@ void multiplexer::on_timer(clock_type::time_point now) {
 void multiplexer::expire_waiting(clock_type::time_point now) {
   std::vector<entry_ptr> expired;
   std::erase_if(queue_, [&](entry_ptr const& e) {
-    if (e->connect_deadline > now) return false;
+    if (connection_deadline(*e) > now) return false;
     expired.push_back(e);
     return true;
   });

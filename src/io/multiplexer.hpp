@@ -51,6 +51,7 @@ struct exec_entry {
   clock_type::time_point retry_at{};        // when a transient error reply is sent again
   clock_type::time_point retry_deadline{};  // after this, transient errors are final
   clock_type::time_point connect_deadline{};  // waiting for a connection: fails with not_connected then
+  clock_type::time_point down_deadline{};     // earlier, once a connect attempt has failed
 };
 
 using entry_ptr = std::shared_ptr<exec_entry>;
@@ -69,7 +70,14 @@ class multiplexer {
       : transient_budget_{transient_budget}, connection_wait_{connection_wait}, hooks_{std::move(h)} {}
 
   // The handshake is done: ordinary requests may be written.
-  void set_ready(bool ready) noexcept { ready_ = ready; }
+  void set_ready(bool ready) noexcept {
+    ready_ = ready;
+    if (ready) down_ = false;
+  }
+  // A connect attempt failed: requests with a shorter wait for that case end theirs now.
+  void on_connect_failed(clock_type::time_point now);
+  // When `e`, waiting for a connection, fails with not_connected.
+  clock_type::time_point connection_deadline(exec_entry const& e) const;
   bool ready() const noexcept { return ready_; }
   // For good: queued requests fail with `reason`, and so does every later one.
   void stop(error_code reason);
@@ -117,7 +125,7 @@ class multiplexer {
   void take(std::deque<entry_ptr>& from, std::string& out, std::size_t& count);
 
   void expire_waiting(clock_type::time_point now);
-  std::chrono::milliseconds wait_for(exec_entry const& e) const;  // its longest wait for a connection
+  void start_connection_wait(exec_entry& e, clock_type::time_point now) const;
 
   std::chrono::milliseconds transient_budget_;
   std::chrono::milliseconds connection_wait_;
@@ -129,6 +137,7 @@ class multiplexer {
   std::vector<entry_ptr> retrying_;
   std::vector<outgoing const*> merging_;  // calls being merged into one command
   bool ready_ = false;
+  bool down_ = false;  // a connect attempt failed since the last handshake
   bool stopped_ = false;
   error_code stop_reason_;
   clock_type::time_point now_{};  // of the bytes being handled

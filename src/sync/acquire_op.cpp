@@ -73,10 +73,11 @@ void acquire_op::send_attempt() {
   late_ = std::make_shared<late_attempt>();
   auto out = attempt(retry_, loads_ < loads_per_call);
   sent_ = host_->now();
-  // The caller's wait bounds the wait for a connection too: without one, it ends with
-  // not_connected (last_connect_failure() says why) when the caller's time is up.
+  // Once a connect attempt has failed, the caller's wait bounds the wait for a connection too:
+  // it ends with not_connected (last_connect_failure() says why) when the caller's time is up.
+  // A connection still being made (right after start()) is waited for as any request waits.
   if (p_.deadline) {
-    out.opts.connection_wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+    out.opts.connection_wait_when_down = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::max(*p_.deadline - sent_, clock_type::duration::zero()));
   }
   auto on_reply = [self = shared_from_this()](error_code ec, io::response replies) {

@@ -69,6 +69,15 @@ BOOST_AUTO_TEST_CASE(the_callers_wait_bounds_the_wait_for_a_connection_too) {
   });
 }
 
+// A wait of zero failed with not_connected when it came before the first connection was made.
+BOOST_FIXTURE_TEST_CASE(a_try_acquire_without_wait_right_after_start_waits_for_the_first_connection, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto h = co_await c.make_lock("first").try_acquire(0ms, asio::use_awaitable);
+    BOOST_TEST_REQUIRE(h.has_value());
+    co_await h->release(asio::use_awaitable);
+  });
+}
+
 BOOST_AUTO_TEST_CASE(an_acquire_while_nothing_listens_fails_with_not_connected_within_the_connection_wait) {
   auto cfg = config_for_port(redisync::process::free_loopback_port());
   cfg.connection_wait_limit = 500ms;

@@ -273,6 +273,42 @@ BOOST_AUTO_TEST_CASE(a_request_may_wait_for_a_connection_less_than_the_connectio
   BOOST_TEST((*f.mux.next_timer() == f.now - 100ms + 1s));
 }
 
+// try_acquire(0ms) right after start() failed with not_connected while the first connection was
+// still being made: a caller's own wait counts only once a connect attempt has failed.
+BOOST_AUTO_TEST_CASE(a_wait_for_when_down_applies_only_once_a_connect_attempt_failed) {
+  mux_fixture f;
+  request at_once{{.connection_wait_when_down = 0ms}};
+  at_once.push("GET", "a");
+  auto& first = f.submit(std::move(at_once));
+  f.now += 300ms;
+  f.mux.on_timer(f.now);
+  f.delivered();
+  BOOST_TEST(!first.ec.has_value());  // still connecting: it waits as any request does
+  request brief{{.connection_wait_when_down = 200ms}};
+  brief.push("GET", "b");
+  auto& second = f.submit(std::move(brief));
+  auto& plain = f.submit(command("GET", "c"));
+  f.mux.on_connect_failed(f.now);
+  f.delivered();
+  BOOST_TEST((first.ec == error::not_connected));
+  BOOST_TEST(!second.ec.has_value());
+  BOOST_TEST((*f.mux.next_timer() == f.now + 200ms));
+  f.now += 200ms;
+  f.mux.on_timer(f.now);
+  f.delivered();
+  BOOST_TEST((second.ec == error::not_connected));
+  BOOST_TEST(!plain.ec.has_value());
+  // A handshake ends the known outage: the next wait counts from the limit again.
+  f.mux.set_ready(true);
+  f.mux.on_disconnect(f.now);
+  request again{{.connection_wait_when_down = 0ms}};
+  again.push("GET", "d");
+  auto& third = f.submit(std::move(again));
+  f.mux.on_timer(f.now);
+  f.delivered();
+  BOOST_TEST(!third.ec.has_value());
+}
+
 BOOST_AUTO_TEST_CASE(the_wait_for_a_connection_starts_when_the_connection_is_lost_and_ends_with_it) {
   mux_fixture f;
   f.mux.set_ready(true);

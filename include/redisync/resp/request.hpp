@@ -28,6 +28,9 @@ class request {
     bool wait_for_connection = true;
     // How long to wait for a connection at most, if shorter than config::connection_wait_limit.
     std::optional<std::chrono::milliseconds> connection_wait{};
+    // Like connection_wait, but only once a connect attempt has failed: a caller's own wait,
+    // which should not fail a request while a connection is still being made.
+    std::optional<std::chrono::milliseconds> connection_wait_when_down{};
     // false: do not resend after LOADING or BUSY replies.
     bool retry_transient = true;
   };
