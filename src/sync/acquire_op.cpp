@@ -153,8 +153,9 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
       if (retry_) undo_unknown();  // the earlier attempt's outcome is still unknown
       return finish(o.ec);
     case outcome_kind::unknown:
-      // The attempt may have gone through. Trying again in its idempotent form settles it; if
-      // time is up instead, it is undone should it have run.
+      // The attempt may have gone through (or went through too late to count: a grant whose lease
+      // ran out before its reply came). Trying again in its idempotent form settles it, renewing
+      // the lease of a grant that stands; if time is up instead, it is undone should it have run.
       if (expired() || cancelled()) {
         undo_unknown();
         leave();
@@ -307,6 +308,13 @@ void acquire_op::handed_over() {
   leave();
   state_ = state::done;
   complete({}, true);
+}
+
+void acquire_op::confirm_grant() {
+  handoff_pending = false;
+  state_ = state::idle;
+  retry_ = true;
+  send_attempt();
 }
 
 void acquire_op::cancel(asio::cancellation_type type) {

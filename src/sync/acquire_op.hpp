@@ -100,6 +100,10 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
 
   // A release handed the lock to this waiter (see can_take_handoff); the primitive has the grant.
   void handed_over();
+  // A release handed the lock to this waiter too late to count (its lease ran out before this
+  // client heard of it: the server stalled): the attempt's idempotent form confirms the grant and
+  // renews its lease, or finds it gone and tries again.
+  void confirm_grant();
   // Waiting, and no attempt in flight that could re-enter the lock after the hand-off.
   bool can_take_handoff() const noexcept {
     return (state_ == state::sleeping || state_ == state::subscribing) && !handoff_pending;
@@ -110,6 +114,7 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   void on_wake(bool woken) override;
 
  protected:
+  // unknown: the attempt may have gone through, or it did too late to count (see confirm_grant).
   enum class outcome_kind : std::uint8_t { granted, busy, unknown, unreadable, failed };
   struct outcome {
     outcome_kind what;

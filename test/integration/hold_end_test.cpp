@@ -378,3 +378,94 @@ BOOST_FIXTURE_TEST_CASE(an_acquire_reply_that_cannot_be_read_is_undone, lock_env
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+namespace {
+
+struct debug_env : lock_env {
+  debug_env() : lock_env{redisync::process::with_args({"--enable-debug-command", "yes"})} {}
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(stalls_in_flight)
+
+
+// A stall longer than the lease while an acquire was in flight made it return a hold already past
+// its deadline (status lost) whose grant stayed in Redis; the owner's next acquires nested inside
+// it, later with token 0. The grant is confirmed (its lease renewed) before the caller sees it.
+BOOST_FIXTURE_TEST_CASE(an_acquire_answered_after_a_stall_longer_than_its_lease_returns_a_valid_hold, debug_env) {
+  for (auto stall : {std::vector<std::string>{"DEBUG", "SLEEP", "1.5"},
+                     std::vector<std::string>{"CLIENT", "PAUSE", "1500", "WRITE"}}) {
+    for (auto kind : {redisync::lock_kind::reentrant, redisync::lock_kind::fair, redisync::lock_kind::read,
+                      redisync::lock_kind::write}) {
+      BOOST_TEST_CONTEXT(stall[0] << ", kind " << static_cast<int>(kind)) {
+        run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+          auto me = c.new_owner();
+          auto lock = redisync::test::lock_of_kind(me, kind, "stalled");
+          redisync::resp::request pause;
+          pause.push_range(stall[0], std::vector<std::string>{stall.begin() + 1, stall.end()});
+          c.exec(std::move(pause), [](error_code, redisync::response) {});  // goes out first
+          auto h = co_await lock.acquire(asio::use_awaitable);
+          BOOST_TEST((h.status() == hold_status::held));
+          BOOST_TEST((h.valid_until() > std::chrono::steady_clock::now()));
+          if (kind != redisync::lock_kind::read) BOOST_TEST(h.token() > 0u);
+          // The same owner nests inside it, and one release per level frees it.
+          auto inner = co_await lock.acquire(asio::use_awaitable);
+          BOOST_TEST(inner.token() == h.token());
+          co_await inner.release(asio::use_awaitable);
+          auto [ec] = co_await h.release(tuple_awaitable);
+          BOOST_TEST(!ec, ec.message());
+          BOOST_TEST(redis.command({"EXISTS", "stalled"}).integer() == 0);
+        }, [](redisync::config& cfg) { cfg.watchdog_lease = 600ms; });
+        redis.command({"FLUSHALL"});
+      }
+    }
+  }
+}
+
+// A bounded wait that ends while the stalled grant is on its way gives the grant back.
+BOOST_FIXTURE_TEST_CASE(a_bounded_acquire_whose_grant_comes_after_its_wait_leaves_nothing_held, debug_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto lock = c.make_lock("stalled");
+    redisync::resp::request pause;
+    pause.push("DEBUG", "SLEEP", "1.5");
+    c.exec(std::move(pause), [](error_code, redisync::response) {});
+    auto [ec, h] = co_await lock.try_acquire(500ms, tuple_awaitable);
+    BOOST_TEST(!ec, ec.message());
+    BOOST_TEST(!h.has_value());
+    co_await redisync::test::wait_until([&] { return redis.command({"EXISTS", "stalled"}).integer() == 0; }, 5s);
+    auto again = co_await lock.acquire(asio::use_awaitable);  // counts from nothing left over
+    BOOST_TEST(redisync::test::hget_count(redis, "stalled", lock.owner_id()) == 1);
+    co_await again.release(asio::use_awaitable);
+  }, [](redisync::config& cfg) { cfg.watchdog_lease = 600ms; });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(fencing_tokens)
+
+// A level of the owner's left in Redis (its hold given up here while the key lived on) outlived
+// the token counter, which expires after a hold's first lease: the next acquire nested into it
+// and reported token 0. A hold whose counter is gone is given a fresh token.
+BOOST_FIXTURE_TEST_CASE(a_hold_nested_into_a_level_that_outlived_its_token_counter_has_a_fresh_token, lock_env) {
+  for (auto kind : {redisync::lock_kind::reentrant, redisync::lock_kind::fair, redisync::lock_kind::write}) {
+    BOOST_TEST_CONTEXT("kind " << static_cast<int>(kind)) {
+      run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+        auto me = c.new_owner();
+        auto lock = redisync::test::lock_of_kind(me, kind, "outlived");
+        if (kind == redisync::lock_kind::write) {
+          redis.command({"HSET", "outlived", "mode", "write", lock.owner_id() + ":write", "1"});
+        } else {
+          redis.command({"HSET", "outlived", lock.owner_id(), "1"});
+        }
+        redis.command({"PEXPIRE", "outlived", "30000"});
+        auto h = co_await lock.acquire(asio::use_awaitable);
+        BOOST_TEST(h.token() > 1'000'000'000'000'000u);  // server time in µs, as a fresh token
+        co_await h.release(asio::use_awaitable);
+      });
+      redis.command({"FLUSHALL"});
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -15,14 +15,7 @@ namespace {
 
 // The handle of `kind` on `name` for a fresh owner of `c`.
 redisync::lock handle(redisync::client& c, redisync::lock_kind kind, std::string const& name) {
-  auto me = c.new_owner();
-  switch (kind) {
-    case redisync::lock_kind::fair: return me.fair_lock(name);
-    case redisync::lock_kind::read: return me.read_write_lock(name).read();
-    case redisync::lock_kind::write: return me.read_write_lock(name).write();
-    case redisync::lock_kind::reentrant: break;
-  }
-  return me.lock(name);
+  return redisync::test::lock_of_kind(c.new_owner(), kind, name);
 }
 
 // Completions of the background acquires, counted per acquire: each must come exactly once.

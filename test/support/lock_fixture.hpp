@@ -52,6 +52,9 @@ class running_client {
 struct lock_env {
   process::redis_server redis;
 
+  lock_env() = default;
+  explicit lock_env(process::redis_options options) : redis{std::move(options)} {}
+
   using body_type = std::function<asio::awaitable<void>(asio::io_context&, client&)>;
   // `tune` changes the test configuration (fast_config) before the client is made.
   void run(body_type body, std::function<void(config&)> tune = {}, std::chrono::seconds limit = std::chrono::seconds{60}) {
@@ -103,6 +106,17 @@ inline std::int64_t command_calls(process::redis_server const& redis, std::strin
   auto const pos = stats.find("cmdstat_" + command + ":calls=");
   if (pos == std::string::npos) return 0;
   return std::stoll(stats.substr(pos + command.size() + 15));
+}
+
+// The handle of `kind` on `name` for `me`.
+inline lock lock_of_kind(owner const& me, lock_kind kind, std::string const& name) {
+  switch (kind) {
+    case lock_kind::fair: return me.fair_lock(name);
+    case lock_kind::read: return me.read_write_lock(name).read();
+    case lock_kind::write: return me.read_write_lock(name).write();
+    case lock_kind::reentrant: break;
+  }
+  return me.lock(name);
 }
 
 inline std::int64_t hget_count(process::redis_server const& redis, std::string const& name,

@@ -60,7 +60,9 @@ if op == 'release' then
     local held = redis.pcall('hget', lock, owner)
     if type(held) == 'table' then return held end
     if tonumber(held or '0') == tonumber(retry_arg) - 1 and redis.call('hexists', lock, next_owner) == 1 then
-      return {0, redis.call('get', token_key) or '0'}
+      local token = held_token(token_key, next_lease, keep)
+      if type(token) == 'table' then return token end
+      return {0, token}
     end
   end
   -- Only the head of the queue may be handed the lock: the order is the server's.

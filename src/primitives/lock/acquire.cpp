@@ -149,6 +149,9 @@ lock_acquire::outcome lock_acquire::read(error_code ec, io::response& replies) {
   auto const answer = read_acquire_reply(reply);
   switch (answer.what) {
     case acquire_reply::outcome::held:
+      // Its lease, counted from the send, ran out before the reply came (the server stalled): a
+      // hold past its deadline is never returned; confirming it renews the lease.
+      if (too_late(sent())) return {outcome_kind::unknown};
       grant(answer.token, answer.count, sent());
       return {outcome_kind::granted};
     case acquire_reply::outcome::busy:
@@ -176,10 +179,16 @@ void lock_acquire::grant(std::uint64_t token, std::int64_t count, sync::clock_ty
   core_->leases().schedule_validity_check(hold_);
 }
 
-void lock_acquire::take_handoff(std::uint64_t token, sync::clock_type::time_point sent) {
+bool lock_acquire::take_handoff(std::uint64_t token, sync::clock_type::time_point sent) {
+  if (too_late(sent)) return false;
   grant(token, 1, sent);
   // An attempt of this op that went out all the same is undone against the level handed over.
   count_before_ = 1;
+  return true;
+}
+
+bool lock_acquire::too_late(sync::clock_type::time_point sent) const {
+  return sync::validity_deadline(sent, lease()) <= core_->now();
 }
 
 void lock_acquire::complete(error_code ec, bool granted) {

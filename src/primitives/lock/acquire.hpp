@@ -54,8 +54,9 @@ class lock_acquire : public sync::acquire_op {
 
   lock_acquire(std::shared_ptr<sync::client_core> core, acquire_args a, handler_type handler);
 
-  // A release of this client passed the lock to this waiter with `token`, sent at `sent`.
-  void take_handoff(std::uint64_t token, sync::clock_type::time_point sent);
+  // A release of this client passed the lock to this waiter with `token`, sent at `sent`; false
+  // if that was too late to count (see acquire_op::confirm_grant), and nothing is granted here.
+  bool take_handoff(std::uint64_t token, sync::clock_type::time_point sent);
   std::chrono::milliseconds lease() const noexcept { return hold_ ? hold_->lease : lease_; }
 
  protected:
@@ -77,6 +78,8 @@ class lock_acquire : public sync::acquire_op {
   virtual sync::renewal_kind const& hold_renewal() const { return renewal(); }
 
   void grant(std::uint64_t token, std::int64_t count, sync::clock_type::time_point sent);
+  // Whether a grant made by a call sent at `sent` is already past its validity deadline.
+  bool too_late(sync::clock_type::time_point sent) const;
   // The hold record of an owner that held nothing yet, made when the lock is granted.
   sync::hold_state& new_hold();
   std::int64_t count_before() const noexcept { return count_before_; }

@@ -228,8 +228,11 @@ void lock_release::succeeded(release_outcome const& outcome) {
   auto const ec = apply(outcome);
   if (new_holder) {
     // Before anything else: the new holder's next command goes out first.
-    new_holder->take_handoff(*outcome.handoff_token, sent_);
-    new_holder->handed_over();
+    if (new_holder->take_handoff(*outcome.handoff_token, sent_)) {
+      new_holder->handed_over();
+    } else {
+      new_holder->confirm_grant();
+    }
   }
   if (background_ && !ec) core_->emit(event_kind::release_retried, event_level::info, name_, owner_);
   complete(ec);

@@ -58,3 +58,13 @@ local function next_token(token_key, lease, keep)
   end
   return token
 end
+
+-- The token of a hold that is already there (a re-entry, a confirmed retry, a hand-off sent again):
+-- the counter's value, or a fresh token when the counter expired under a hold that outlived its
+-- first lease, so that no exclusive hold is ever reported with token 0. Returns the error if the
+-- counter holds another type.
+local function held_token(token_key, lease, keep)
+  local token = redis.pcall('get', token_key)
+  if type(token) == 'table' or token then return token end
+  return next_token(token_key, lease, keep)
+end

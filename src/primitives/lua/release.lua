@@ -18,9 +18,9 @@ local function release(lock, token_key, owner, lease, channel, retry_arg, next_o
   local retry_of = retry_arg ~= '' and tonumber(retry_arg)
   if retry_of and count == retry_of - 1 then
     if next_owner ~= '' and redis.call('hexists', lock, next_owner) == 1 then
-      local token = redis.pcall('get', token_key)  -- that attempt handed the lock over
+      local token = held_token(token_key, next_lease, keep)  -- that attempt handed the lock over
       if type(token) == 'table' then return token end
-      return {0, token or '0'}
+      return {0, token}
     end
     return -2
   end

@@ -92,7 +92,7 @@ void rw_acquire::take_grant(std::uint64_t token) {
     return;
   }
   // Its last attempt was refused, so it ran before the grant: the lease is counted from its sending.
-  take_handoff(token, sent());
+  if (!take_handoff(token, sent())) return confirm_grant();
   handed_over();
 }
 

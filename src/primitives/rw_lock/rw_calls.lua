@@ -110,7 +110,10 @@ local function read(lock, marks, base, owner, lease, retry_arg, give_way)
     return {redis.call('pttl', lock)}  -- a plain lock's hash: held by someone
   end
   if retry_arg ~= '' and count == tonumber(retry_arg) + 1 then
-    return {'0', count}  -- the lost attempt went through
+    -- The lost (or late) attempt went through: its lease is renewed, as a renewal would.
+    redis.call('set', timeout_key(base, owner, count), '1', 'PX', lease)
+    if redis.call('pttl', lock) < tonumber(lease) then redis.call('pexpire', lock, lease) end
+    return {'0', count}
   end
   local clear = false
   if count == 0 then
@@ -142,10 +145,11 @@ local function write(lock, marks, token_key, writer, lease, retry_arg, liveness,
   if retry_arg ~= '' and mode then
     local count = tonumber(redis.call('hget', lock, writer) or '0') or 0
     if count == tonumber(retry_arg) + 1 then
-      local token = redis.pcall('get', token_key)
+      local token = held_token(token_key, lease, keep)
       if type(token) == 'table' then return token end
       if liveness ~= '' then redis.call('zrem', marks, mark_of(writer, lease, liveness)) end
-      return {token or '0', count}
+      redis.call('pexpire', lock, lease)  -- the lost (or late) attempt's lease, renewed
+      return {token, count}
     end
   end
   if not mode then
@@ -159,12 +163,12 @@ local function write(lock, marks, token_key, writer, lease, retry_arg, liveness,
     end
   elseif mode == 'write' then
     if redis.call('hexists', lock, writer) == 1 then
-      local token = redis.pcall('get', token_key)
+      local token = held_token(token_key, lease, keep)
       if type(token) == 'table' then return token end
       local count = redis.pcall('hincrby', lock, writer, 1)
       if type(count) == 'table' then return count end
       redis.call('pexpire', lock, lease)
-      return {token or '0', count}
+      return {token, count}
     end
   elseif redis.call('hexists', lock, string.sub(writer, 1, -7)) == 1 then
     return redis.error_reply('UPGRADE this owner reads the lock: a read cannot become a write')
