@@ -45,6 +45,9 @@ class category_impl final : public boost::system::error_category {
         return "this owner holds a read of the read-write lock: a read cannot become a write (release it first)";
       case error::not_started: return "the client was never started: call start() or run() first";
       case error::empty_handle: return "the handle belongs to no client (it was moved from)";
+      case error::too_deep:
+        return "the owner holds this lock max_hold_depth (1000) levels deep already, or its stored hold count "
+               "is past that (tampered with)";
     }
     return "unknown redisync error";
   }
@@ -58,7 +61,7 @@ boost::system::error_category const& error_category() noexcept {
 }
 
 error error_from_server_text(std::string_view text) noexcept {
-  static constexpr std::array<std::pair<std::string_view, error>, 16> prefixes{{
+  static constexpr std::array<std::pair<std::string_view, error>, 17> prefixes{{
       {"WRONGTYPE", error::wrong_type},
       {"NOSCRIPT", error::no_script},
       {"READONLY", error::read_only},
@@ -75,6 +78,7 @@ error error_from_server_text(std::string_view text) noexcept {
       {"NOPERM", error::no_permission},
       {"TOKENLIMIT", error::token_exhausted},
       {"UPGRADE", error::upgrade_refused},
+      {"DEPTH", error::too_deep},
   }};
   std::string_view const word = text.substr(0, text.find(' '));
   for (auto const& [prefix, code] : prefixes) {

@@ -45,6 +45,7 @@ enum class error {
   upgrade_refused,   // a write acquire by an owner that holds a read of the read-write lock
   not_started,       // the client was never started (client::start() or client::run())
   empty_handle,      // a handle or owner made by default or moved from: it belongs to no client
+  too_deep,          // the owner holds the lock max_hold_depth levels deep (DEPTH from our scripts)
 };
 
 boost::system::error_category const& error_category() noexcept;

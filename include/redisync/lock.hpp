@@ -22,6 +22,10 @@ namespace redisync {
 
 class owner;
 
+// An owner holds one lock at most this many levels deep (each kind and side counts apart): one
+// acquire more fails with error::too_deep and changes nothing.
+inline constexpr std::int64_t max_hold_depth = 1000;
+
 class lock {
  public:
   using acquire_signature = void(boost::system::error_code, held);

@@ -145,6 +145,10 @@ asio::awaitable<void> lease_registry::renew(std::vector<std::shared_ptr<hold_sta
       schedule_validity_check(hold);
     } else if (flag == 0) {
       cb_.lose(hold);  // the owner is gone from the server: someone deleted or took over the lock
+    } else if (flag == 2) {
+      // Its count is past max_hold_depth (tampered with): renewing every level is refused.
+      cb_.emit(event_kind::renewal_failed, event_level::error, hold->name, hold->owner, error::too_deep, {});
+      cb_.lose(hold);
     } else {
       // Unknown: the lease runs on. The hold is uncertain now and lost at its deadline unless a
       // retry gets through first.

@@ -469,3 +469,80 @@ BOOST_FIXTURE_TEST_CASE(a_hold_nested_into_a_level_that_outlived_its_token_count
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(hold_depth)
+
+// Re-entry had no limit; a read hold's renewal set one key per level, so a count tampered to
+// 2^31 - 2 froze Redis (BUSY, SCRIPT KILL refused).
+BOOST_FIXTURE_TEST_CASE(an_owner_nests_max_hold_depth_levels_and_one_more_fails_with_too_deep_changing_nothing,
+                        lock_env) {
+  for (auto kind : {redisync::lock_kind::reentrant, redisync::lock_kind::fair, redisync::lock_kind::read,
+                    redisync::lock_kind::write}) {
+    BOOST_TEST_CONTEXT("kind " << static_cast<int>(kind)) {
+      run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+        auto lock = redisync::test::lock_of_kind(c.new_owner(), kind, "deep");
+        auto const field = kind == redisync::lock_kind::write ? lock.owner_id() + ":write" : lock.owner_id();
+        std::vector<redisync::held> levels;
+        for (std::int64_t i = 0; i < redisync::max_hold_depth; ++i) {
+          levels.push_back(co_await lock.acquire(asio::use_awaitable));
+        }
+        auto [ec, none] = co_await lock.try_acquire(0ms, tuple_awaitable);
+        BOOST_TEST((ec == error::too_deep), ec.message());
+        BOOST_TEST(!none.has_value());
+        BOOST_TEST(redisync::test::hget_count(redis, "deep", field) == redisync::max_hold_depth);
+        while (!levels.empty()) {
+          co_await levels.back().release(asio::use_awaitable);
+          levels.pop_back();
+        }
+        BOOST_TEST(redis.command({"EXISTS", "deep"}).integer() == 0);
+      });
+      redis.command({"FLUSHALL"});
+    }
+  }
+}
+
+BOOST_FIXTURE_TEST_CASE(a_read_count_tampered_past_the_limit_is_not_renewed_level_by_level_and_the_hold_ends,
+                        lock_env) {
+  std::vector<error_code> refused;
+  run(
+      [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+        auto lock = c.new_owner().read_write_lock("tampered").read();
+        auto h = co_await lock.acquire(asio::use_awaitable);
+        redis.command({"HSET", "tampered", lock.owner_id(), "2147483646"});
+        auto [ec, status] = co_await h.wait_lost(tuple_awaitable);
+        BOOST_TEST(!ec, ec.message());
+        BOOST_TEST((status == hold_status::lost));
+        BOOST_TEST(redis.command({"PING"}).text() == "PONG");  // Redis was never busy
+        // Re-entry past the limit changes nothing either.
+        auto [again, none] = co_await lock.try_acquire(0ms, tuple_awaitable);
+        BOOST_TEST((again == error::too_deep), again.message());
+        BOOST_TEST(redis.command({"HGET", "tampered", lock.owner_id()}).text() == "2147483646");
+      },
+      [&](redisync::config& cfg) {
+        cfg.watchdog_lease = 600ms;
+        cfg.on_event = [&](redisync::event const& e) {
+          if (e.kind == redisync::event_kind::renewal_failed) refused.push_back(e.error);
+        };
+      });
+  BOOST_TEST_REQUIRE(refused.size() == 1u);
+  BOOST_TEST((refused[0] == error::too_deep), refused[0].message());
+}
+
+// Counts at or past 2^31 broke re-entry (unexpected_reply), and undoing the failed re-entries
+// took levels off the outer hold.
+BOOST_FIXTURE_TEST_CASE(a_reentrant_count_tampered_past_2_to_the_31_refuses_re_entry_and_keeps_the_count, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto lock = c.make_lock("tampered");
+    auto h = co_await lock.acquire(asio::use_awaitable);
+    redis.command({"HSET", "tampered", lock.owner_id(), "2147483650"});
+    for (int i = 0; i < 3; ++i) {
+      auto [ec, none] = co_await lock.try_acquire(0ms, tuple_awaitable);
+      BOOST_TEST((ec == error::too_deep), ec.message());
+    }
+    BOOST_TEST(redis.command({"HGET", "tampered", lock.owner_id()}).text() == "2147483650");
+    co_await h.release(asio::use_awaitable);
+    BOOST_TEST(redis.command({"HGET", "tampered", lock.owner_id()}).text() == "2147483649");
+  });
+}
+
+BOOST_AUTO_TEST_SUITE_END()

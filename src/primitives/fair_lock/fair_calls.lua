@@ -18,6 +18,7 @@
 -- nobody is queued. leave takes the owner out of the queue (a waiter that gave up)
 -- and calls the next head if the lock is free; it answers 1.
 -- include: next_token.lua
+-- include: hold_depth.lua
 -- include: acquire.lua
 -- include: release.lua
 -- include: server_ms.lua

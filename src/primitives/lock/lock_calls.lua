@@ -18,6 +18,7 @@
 -- An item's failure must neither stop the items after it nor undo the ones before: its reads come
 -- before its writes, and the commands that can fail go through pcall and end only that item.
 -- include: next_token.lua
+-- include: hold_depth.lua
 -- include: acquire.lua
 -- include: release.lua
 

@@ -81,7 +81,8 @@ release_outcome parse_release_reply(resp::value const& reply, std::optional<std:
       out.handoff_token = static_cast<std::uint64_t>(token);
       out.remaining = 0;
     }
-  } else if (reply.kind() == resp::type::integer && reply.integer() >= -2 && reply.integer() < max_hold_count) {
+  } else if (reply.kind() == resp::type::integer && reply.integer() >= -2) {
+    // (Levels left past max_hold_count are a count tampered with; they are what Redis holds.)
     out.remaining = reply.integer();
     if (out.remaining == -2 && count_before_lost_attempt) {
       out.remaining = *count_before_lost_attempt - 1;  // the lost attempt went through

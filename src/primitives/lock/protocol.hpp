@@ -7,6 +7,8 @@
 
 #include "sync/client_core.hpp"
 
+#include <redisync/lock.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,8 +22,9 @@ std::string prefixed(std::string_view prefix, std::string_view name);
 std::string channel_of(std::string_view name);
 std::string token_key_of(std::string_view name);
 
-// No owner nests a lock deeper than this; a hold count beyond it in a reply is unreadable.
-inline constexpr std::int64_t max_hold_count = 1'000'000'000;
+// No owner nests a lock deeper than this (hold_depth.lua refuses it); a hold count beyond it in
+// an acquire's reply is unreadable.
+inline constexpr std::int64_t max_hold_count = max_hold_depth;
 
 // What an acquire script call answered (acquire.lua): a hold with its token and count, the PTTL of
 // another owner's hold, or something no version of the script returns.

@@ -3,7 +3,7 @@
 -- was lost with a connection: if the count is already one higher, that attempt went through.
 -- Returns the fencing token of a fresh hold (hold count 1), the cheapest reply for the common
 -- case; {token, hold count} when the owner already held the lock; {PTTL} when another owner
--- holds it; the error when a key has another type. `keep`: the fencing counter never expires.
+-- holds it; the error when a key has another type, or DEPTH past the re-entry limit. `keep`: the fencing counter never expires.
 local function acquire(lock, token_key, owner, lease, retry_of, keep)
   if retry_of ~= '' then
     local held = redis.pcall('hget', lock, owner)
@@ -24,6 +24,7 @@ local function acquire(lock, token_key, owner, lease, retry_of, keep)
     if type(token) == 'table' then return token end
     local count = redis.pcall('hincrby', lock, owner, 1)
     if type(count) == 'table' then return count end
+    if count > max_depth then return too_deep(lock, owner) end
     redis.call('pexpire', lock, lease)
     return {token, count}
   end

@@ -29,15 +29,16 @@
 -- A mark is `<lease>:<liveness>:<owner>:write`: what a grant needs to know of the writer.
 -- Acquires answer like acquire.lua: a fresh write's token (a decimal string), {token, count} for
 -- any other hold (reads carry token '0'), {PTTL} when busy; a write by an owner that reads is
--- refused with the error UPGRADE. Releases answer like release.lua: the levels left, -1 when the
--- owner holds nothing of that side, -2 when the lost attempt went through, {0, error} when the
--- unlock message was refused. The unlock message is '0' when a read release frees the lock and
+-- refused with the error UPGRADE, a level past the re-entry limit with DEPTH. Releases answer
+-- like release.lua: the levels left, -1 when the owner holds nothing of that side, -2 when the
+-- lost attempt went through, {0, error} when the unlock message was refused. The unlock message is '0' when a read release frees the lock and
 -- '1' after every last write level (also when the writer's own reads remain: readers may start);
 -- a release that gives the lock to a marked writer publishes `grant <token> <owner>:write`
 -- instead, which Redisson's clients ignore (the lock is not free).
 -- An item's failure must neither stop the items after it nor undo the ones before: its reads come
 -- before its writes, and the commands that can fail go through pcall and end only that item.
 -- include: next_token.lua
+-- include: hold_depth.lua
 -- include: server_ms.lua
 
 -- Redis 7.0 reads its clock for each expiry it sets, so a level and the hash set in one script can
@@ -70,7 +71,7 @@ local function longest_read(lock, base, enough)
   for i = 1, #fields, 2 do
     local count = tonumber(fields[i + 1])
     if fields[i] ~= 'mode' and count then
-      for level = count, 1, -1 do
+      for level = math.min(count, max_depth), 1, -1 do
         local left = redis.call('pttl', timeout_key(base, fields[i], level))
         if left >= enough then return left end
         if left > longest then longest = left end
@@ -92,6 +93,7 @@ local function read(lock, marks, base, owner, lease, retry_arg, give_way)
     -- (A count that is no number makes HINCRBY fail.)
     local count = redis.pcall('hincrby', lock, owner, 1)
     if type(count) == 'table' then return count end
+    if count > max_depth then return too_deep(lock, owner) end
     redis.call('set', timeout_key(base, owner, count), '1', 'PX', lease)
     if last.ttl < tonumber(lease) then
       redis.call('pexpire', lock, lease)
@@ -128,6 +130,7 @@ local function read(lock, marks, base, owner, lease, retry_arg, give_way)
   end
   count = redis.pcall('hincrby', lock, owner, 1)
   if type(count) == 'table' then return count end
+  if count > max_depth then return too_deep(lock, owner) end
   if not mode then redis.call('hset', lock, 'mode', 'read') end
   redis.call('set', timeout_key(base, owner, count), '1', 'PX', lease)
   local ttl = redis.call('pttl', lock)
@@ -167,6 +170,7 @@ local function write(lock, marks, token_key, writer, lease, retry_arg, liveness,
       if type(token) == 'table' then return token end
       local count = redis.pcall('hincrby', lock, writer, 1)
       if type(count) == 'table' then return count end
+      if count > max_depth then return too_deep(lock, writer) end
       redis.call('pexpire', lock, lease)
       return {token, count}
     end
@@ -338,7 +342,7 @@ local function force(lock, base, marks, channel)
   for i = 1, #fields, 2 do
     local count = tonumber(fields[i + 1])
     if fields[i] ~= 'mode' and count then
-      for level = 1, count do redis.call('del', timeout_key(base, fields[i], level)) end
+      for level = 1, math.min(count, max_depth) do redis.call('del', timeout_key(base, fields[i], level)) end
     end
   end
   redis.call('del', lock, marks)

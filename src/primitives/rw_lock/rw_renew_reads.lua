@@ -3,13 +3,17 @@
 -- read hold gets the lease ARGV[1] again (a level's key that expired meanwhile is made again: the
 -- owner still reads), and the hash lives at least as long. Other owners' reads are not touched, so
 -- a dead client's reads end with their leases. Returns one flag per owner: 1 renewed, 0 the owner
--- no longer reads (also when the key now holds another type).
+-- no longer reads (also when the key now holds another type), 2 its count is past the re-entry
+-- limit (tampered with): nothing is renewed, and the hold ends with its lease.
+-- include: hold_depth.lua
 local renewed = {}
 for i = 1, #KEYS / 2 do
   local lock, base, owner = KEYS[2 * i - 1], KEYS[2 * i], ARGV[i + 1]
   local held = redis.pcall('hget', lock, owner)
   local count = type(held) == 'string' and tonumber(held) or 0
-  if count > 0 then
+  if count > max_depth then
+    renewed[i] = 2
+  elseif count > 0 then
     for level = 1, count do
       redis.call('set', base .. ':' .. owner .. ':rwlock_timeout:' .. level, '1', 'PX', ARGV[1])
     end
