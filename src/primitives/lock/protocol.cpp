@@ -1,5 +1,7 @@
 #include "primitives/lock/protocol.hpp"
 
+#include <limits>
+
 #include <scripts.hpp>
 
 namespace redisync::detail::lock_protocol {
@@ -81,8 +83,10 @@ release_outcome parse_release_reply(resp::value const& reply, std::optional<std:
       out.handoff_token = static_cast<std::uint64_t>(token);
       out.remaining = 0;
     }
-  } else if (reply.kind() == resp::type::integer && reply.integer() >= -2) {
-    // (Levels left past max_hold_count are a count tampered with; they are what Redis holds.)
+  } else if (reply.kind() == resp::type::integer && reply.integer() >= -2 &&
+             reply.integer() < std::numeric_limits<std::int64_t>::max()) {
+    // Levels left past max_hold_count are a count tampered with: what Redis holds all the same.
+    // (One below the largest: a count that the next acquire names + 1.)
     out.remaining = reply.integer();
     if (out.remaining == -2 && count_before_lost_attempt) {
       out.remaining = *count_before_lost_attempt - 1;  // the lost attempt went through
