@@ -4,7 +4,12 @@
 #include <boost/system/system_error.hpp>
 #include <boost/url/parse.hpp>
 
+#include <fmt/core.h>
+
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <fstream>
 
 namespace redisync {
 
@@ -50,7 +55,37 @@ std::string parse_url(std::string_view url, config& out) {
     }
     out.database = db;
   }
-  if (u.has_query() || u.has_fragment()) return "it has a query or fragment, which redisync does not read";
+  if (u.has_fragment()) return "it has a fragment, which redisync does not read";
+  for (auto const& param : u.params()) {
+    if (param.key == "tls_ca_file") {
+      out.tls_ca_file = param.value;
+    } else if (param.key == "tls_cert_file") {
+      out.tls_cert_file = param.value;
+    } else if (param.key == "tls_key_file") {
+      out.tls_key_file = param.value;
+    } else if (param.key == "tls_verify") {
+      if (param.value != "yes" && param.value != "no") return "tls_verify must be yes or no, not '" + param.value + "'";
+      out.tls_verify_peer = param.value == "yes";
+    } else {
+      return "it has the query parameter '" + param.key +
+             "', which redisync does not know (tls_ca_file, tls_cert_file, tls_key_file, tls_verify)";
+    }
+    if (!out.tls) return "the query parameter '" + param.key + "' is for TLS: use rediss://";
+  }
+  return {};
+}
+
+// The TLS settings that cannot work: a file that cannot be read, half of a client certificate.
+std::string tls_problem(config const& c) {
+  bool const files = !c.tls_ca_file.empty() || !c.tls_cert_file.empty() || !c.tls_key_file.empty();
+  if (!c.tls && (files || !c.tls_verify_peer)) return "TLS settings are given but tls is off (use rediss://)";
+  if (c.tls_cert_file.empty() != c.tls_key_file.empty()) return "tls_cert_file and tls_key_file go together";
+  for (auto const& [name, path] : {std::pair<char const*, std::string const&>{"tls_ca_file", c.tls_ca_file},
+                                   {"tls_cert_file", c.tls_cert_file}, {"tls_key_file", c.tls_key_file}}) {
+    if (path.empty()) continue;
+    std::ifstream file{path};
+    if (!file) return fmt::format("{} '{}' cannot be read: {}", name, path, std::strerror(errno));
+  }
   return {};
 }
 
@@ -93,7 +128,7 @@ std::string config::problem() const {
     return "client_name must be one word";
   }
   if (host.empty()) return "host must not be empty";
-  return {};
+  return tls_problem(*this);
 }
 
 std::string config::endpoint() const {

@@ -20,9 +20,13 @@ struct config {
   std::string username{};  // empty: the default user
   std::string password{};  // empty: no AUTH
   int database = 0;
+  // TLS (rediss://). A URL takes the same names as query parameters: rediss://host:port/0?
+  // tls_ca_file=/etc/redis/ca.pem&tls_cert_file=...&tls_key_file=...&tls_verify=no
   bool tls = false;
-  bool tls_verify_peer = true;
-  std::string tls_ca_file{};  // empty: the system's default verify paths
+  bool tls_verify_peer = true;   // false: any server certificate will do (tls_verify=no)
+  std::string tls_ca_file{};     // PEM CAs that sign the server's certificate; empty: the system's
+  std::string tls_cert_file{};   // PEM client certificate (chain), for servers with tls-auth-clients
+  std::string tls_key_file{};    // PEM private key of tls_cert_file; both or neither
   std::string client_name = "redisync";
 
   // Connection behaviour.
@@ -71,11 +75,12 @@ struct config {
   // that thread): keep it short. Empty: silent.
   event_handler on_event{};
 
-  // Parses redis://[user:password@]host[:port][/db] and rediss://... (TLS). Throws
+  // Parses redis://[user:password@]host[:port][/db] and rediss://... (TLS, with the tls_ query
+  // parameters above). Throws
   // boost::system::system_error with error::invalid_argument on a malformed URL, saying which part.
   static config from_url(std::string_view url);
   static config from_url(std::string_view url, boost::system::error_code& ec);
-  // What is wrong with `url` (the scheme, host, port or database), or empty if it parses.
+  // What is wrong with `url` (the scheme, host, port, database or a parameter), or empty if it parses.
   static std::string url_problem(std::string_view url);
 
   std::string endpoint() const;  // host:port, for logs

@@ -83,14 +83,27 @@ asio::awaitable<void> connection::impl::run_loop() {
   stop_for_good(final_ec);
 }
 
-// A likely reason for a failure that says little by itself: TLS spoken to a plain port, or plain
-// text to a TLS port.
+// A likely reason for a failure that says little by itself: a certificate refused either way, TLS
+// spoken to a plain port, or plain text to a TLS port.
 std::string connection::impl::hint(std::string_view step, error_code ec) const {
+  auto const said = ec.message();
+  if (said.find("certificate required") != std::string::npos) {
+    return cfg_.tls_cert_file.empty()
+               ? " (the server asks for a client certificate: set tls_cert_file and tls_key_file)"
+               : " (the server took none: is tls_cert_file for this server?)";
+  }
+  if (said.find("unknown ca") != std::string::npos || said.find("bad certificate") != std::string::npos) {
+    return " (the server refused the client certificate: is it signed by a CA the server trusts?)";
+  }
+  if (said.find("certificate verify failed") != std::string::npos) {
+    return cfg_.tls_ca_file.empty()
+               ? " (the server's certificate is not signed by a CA of this system: set tls_ca_file)"
+               : " (the server's certificate is not signed by a CA in tls_ca_file, or names another host)";
+  }
   if (step == "TLS handshake") {
-    auto const what = ec.message();
     bool const not_tls = ec == asio::error::timed_out || ec == asio::error::eof ||
-                         what.find("wrong version number") != std::string::npos ||
-                         what.find("packet length too long") != std::string::npos;
+                         said.find("wrong version number") != std::string::npos ||
+                         said.find("packet length too long") != std::string::npos;
     return not_tls ? " (is it a plain port? redis:// does not use TLS)" : "";
   }
   if (!cfg_.tls && step == "handshake" &&

@@ -17,22 +17,43 @@ using boost::system::error_code;
 constexpr auto tuple_token = asio::as_tuple(asio::deferred);
 
 stream::stream(executor_type ex, config const& cfg) : ex_{std::move(ex)} {
-  if (cfg.tls) {
-    tls_context_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-    if (cfg.tls_ca_file.empty()) {
-      tls_context_->set_default_verify_paths();
-    } else {
-      tls_context_->load_verify_file(cfg.tls_ca_file);
+  if (!cfg.tls) return;
+  tls_context_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  auto& ctx = *tls_context_;
+  // A file that is no PEM of the right kind fails every connect, named (config::problem() has
+  // checked that the files can be read).
+  error_code ec;
+  auto setup = [&](char const* step) {
+    if (ec && !setup_error_) {
+      setup_error_ = ec;
+      setup_step_ = step;
     }
-    tls_context_->set_verify_mode(cfg.tls_verify_peer ? asio::ssl::verify_peer
-                                                      : asio::ssl::verify_none);
+  };
+  if (cfg.tls_ca_file.empty()) {
+    ctx.set_default_verify_paths(ec);
+    setup("TLS setup: the system's CA certificates");
+  } else {
+    ctx.load_verify_file(cfg.tls_ca_file, ec);
+    setup("TLS setup: tls_ca_file");
   }
+  if (!cfg.tls_cert_file.empty()) {
+    ctx.use_certificate_chain_file(cfg.tls_cert_file, ec);
+    setup("TLS setup: tls_cert_file");
+    ctx.use_private_key_file(cfg.tls_key_file, asio::ssl::context::pem, ec);  // also: the certificate's key?
+    setup("TLS setup: tls_key_file");
+  }
+  ctx.set_verify_mode(cfg.tls_verify_peer ? asio::ssl::verify_peer : asio::ssl::verify_none, ec);
+  setup("TLS setup");
 }
 
 asio::awaitable<error_code> stream::connect(config const& cfg) {
   close();
   tls_.reset();
   socket_.reset();
+  if (setup_error_) {
+    step_ = setup_step_;
+    co_return setup_error_;
+  }
   step_ = "resolve";
   asio::ip::tcp::resolver resolver{ex_};
   auto [rec, endpoints] =

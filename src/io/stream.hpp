@@ -27,7 +27,8 @@ class stream {
   // Resolves, connects (trying each address) and, for TLS, performs the TLS handshake. Any socket
   // from an earlier connection is replaced.
   boost::asio::awaitable<boost::system::error_code> connect(config const& cfg);
-  // The step a connect is at, or ended at ("resolve", "connect", "TLS handshake"): where it failed,
+  // The step a connect is at, or ended at ("resolve", "connect", "TLS handshake", "TLS setup: ..."):
+  // where it failed,
   // or what a connect timeout interrupted.
   char const* step() const noexcept { return step_; }
 
@@ -66,6 +67,8 @@ class stream {
   std::optional<boost::asio::ip::tcp::socket> socket_;
   std::optional<tls_stream> tls_;
   char const* step_ = "resolve";
+  boost::system::error_code setup_error_;  // the TLS context could not be made from the config
+  char const* setup_step_ = "";
 };
 
 }  // namespace redisync::detail::io

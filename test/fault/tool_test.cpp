@@ -103,6 +103,31 @@ BOOST_AUTO_TEST_CASE(a_server_that_never_answers_a_wrong_password_and_tls_mismat
                   "inspect", "rediss://");
 }
 
+// The tool could not be given a CA file or a client certificate: against a private CA or a server
+// that asks for client certificates (Redis's default) it could only fail.
+BOOST_AUTO_TEST_CASE(the_tool_takes_a_ca_file_and_a_client_certificate_as_flags) {
+  redisync::test::tls_redis tls{true};
+  std::vector<std::string> const ca{"--tls-ca-file", tls.file("ca.pem")};
+  std::vector<std::string> const cert{"--tls-cert-file", tls.file("client.pem"), "--tls-key-file", tls.file("client.key")};
+  auto inspect = [&](std::vector<std::string> flags) {
+    std::vector<std::string> args{"inspect", "--redis", tls.url(), "l"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return run_tool(args, 15s);
+  };
+  auto all = ca;
+  all.insert(all.end(), cert.begin(), cert.end());
+  auto const fine = inspect(all);
+  BOOST_TEST(fine.exit_code == 0);
+  BOOST_TEST(fine.errors.empty());
+  expect_one_line(inspect(ca), 1, "inspect", "set tls_cert_file and tls_key_file");
+  expect_one_line(inspect(cert), 1, "inspect", "certificate verify failed");
+  expect_one_line(run_tool({"inspect", "--redis", fmt::format("redis://127.0.0.1:{}", tls.server->port()), "l",
+                            "--tls-ca-file", tls.file("ca.pem")}),
+                  2, "inspect", "need a rediss:// URL");
+  expect_one_line(inspect({"--tls-ca-file", "/nonexistent/ca.pem"}), 2, "inspect",
+                  "tls_ca_file '/nonexistent/ca.pem' cannot be read");
+}
+
 BOOST_AUTO_TEST_CASE(a_database_the_server_refuses_ends_the_demo_with_the_cause) {
   redis_server redis;
   expect_one_line(run_tool({"demo", "--redis", redis.url() + "/99"}), 1, "demo", "handshake");

@@ -1,7 +1,10 @@
 #pragma once
 
-// A redis-server with a TLS port as well as its plain one, and a self-signed certificate for
-// 127.0.0.1 made for it with openssl.
+// A redis-server with a TLS port as well as its plain one, and certificates made for it with
+// openssl: a private CA (ca.pem), the server's certificate for 127.0.0.1 signed by it, a client
+// certificate signed by it (client.pem, client.key), and a client certificate of another,
+// self-signed, CA (stranger.pem, stranger.key). With `auth_clients`, the server asks every
+// client for a certificate of its CA (Redis's default, tls-auth-clients yes).
 
 #include "process/redis_server.hpp"
 
@@ -10,6 +13,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 
 namespace redisync::test {
@@ -19,25 +23,38 @@ struct tls_redis {
   std::uint16_t tls_port = process::free_loopback_port();
   std::unique_ptr<process::redis_server> server;
 
-  tls_redis() {
+  explicit tls_redis(bool auth_clients = false) {
     dir = std::filesystem::temp_directory_path() / fmt::format("redisync-tls-{}", tls_port);
     std::filesystem::create_directories(dir);
-    auto const cmd = fmt::format(
-        "openssl req -x509 -newkey rsa:2048 -nodes -keyout {0}/key.pem -out {0}/cert.pem -days 1 "
-        "-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,DNS:localhost >/dev/null 2>&1",
-        dir.string());
-    BOOST_TEST_REQUIRE(std::system(cmd.c_str()) == 0);
+    std::ofstream{dir / "server.ext"} << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
+    auto const key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    auto const made = fmt::format(
+        "cd {0} && openssl req -x509 {1} -keyout ca.key -out ca.pem -days 1 -subj /CN=redisync-test-ca && "
+        "openssl req {1} -keyout server.key -out server.csr -subj /CN=localhost && "
+        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 1 "
+        "-extfile server.ext && "
+        "openssl req {1} -keyout client.key -out client.csr -subj /CN=redisync-client && "
+        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 1 && "
+        "openssl req -x509 {1} -keyout stranger.key -out stranger.pem -days 1 -subj /CN=stranger",
+        dir.string(), key);
+    BOOST_TEST_REQUIRE(std::system(("(" + made + ") >/dev/null 2>&1").c_str()) == 0);
     process::redis_options options;
-    options.extra_args = {"--tls-port",          std::to_string(tls_port),
-                          "--tls-cert-file",     (dir / "cert.pem").string(),
-                          "--tls-key-file",      (dir / "key.pem").string(),
-                          "--tls-ca-cert-file",  (dir / "cert.pem").string(),
-                          "--tls-auth-clients",  "no"};
+    options.extra_args = {"--tls-port",         std::to_string(tls_port),
+                          "--tls-cert-file",    (dir / "server.pem").string(),
+                          "--tls-key-file",     (dir / "server.key").string(),
+                          "--tls-ca-cert-file", (dir / "ca.pem").string(),
+                          "--tls-auth-clients", auth_clients ? "yes" : "no"};
     server = std::make_unique<process::redis_server>(options);
   }
   ~tls_redis() {
     server.reset();
     std::filesystem::remove_all(dir);
+  }
+
+  std::string file(std::string_view name) const { return (dir / name).string(); }
+  // rediss:// to the TLS port, with `query` ("tls_ca_file=...") if not empty.
+  std::string url(std::string const& query = {}) const {
+    return fmt::format("rediss://127.0.0.1:{}{}{}", tls_port, query.empty() ? "" : "/?", query);
   }
 };
 

@@ -29,6 +29,12 @@ namespace {
 
 bool verbose = false;  // -v: every event of every client, not only warnings once connected
 
+// --tls-*: the TLS settings of a rediss:// URL, which they override.
+struct tls_flags {
+  std::string ca_file, cert_file, key_file;
+  bool insecure = false;
+} tls;
+
 std::string timestamp() {
   auto const now = std::chrono::system_clock::now();
   auto const t = std::chrono::system_clock::to_time_t(now);
@@ -55,7 +61,14 @@ bool parse(std::string_view command, std::string_view summary, po::options_descr
            po::variables_map& vm, int& exit_code) {
   po::options_description all;
   all.add_options()("help,h", "show this help")("verbose,v", "print every event of the client on stderr");
+  po::options_description tls_options{"TLS (with a rediss:// URL; the same as its tls_ query parameters)"};
+  tls_options.add_options()
+    ("tls-ca-file", po::value(&tls.ca_file), "PEM file of the CAs that sign the server's certificate")
+    ("tls-cert-file", po::value(&tls.cert_file), "PEM client certificate, for a server with tls-auth-clients")
+    ("tls-key-file", po::value(&tls.key_file), "PEM private key of --tls-cert-file")
+    ("tls-insecure", po::bool_switch(&tls.insecure), "do not verify the server's certificate");
   all.add(options);
+  all.add(tls_options);
   auto usage = [&](std::ostream& os) {
     os << "usage: redisync " << command << " [options]\n" << summary << "\n\n" << all << "\n";
   };
@@ -82,6 +95,13 @@ config config_from_url(std::string const& url) {
     throw usage_error{fmt::format("bad Redis URL '{}': {}", url, problem)};
   }
   auto cfg = config::from_url(url);
+  bool const flags = !tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty() || tls.insecure;
+  if (flags && !cfg.tls) throw usage_error{fmt::format("--tls-* options need a rediss:// URL, not '{}'", url)};
+  if (!tls.ca_file.empty()) cfg.tls_ca_file = tls.ca_file;
+  if (!tls.cert_file.empty()) cfg.tls_cert_file = tls.cert_file;
+  if (!tls.key_file.empty()) cfg.tls_key_file = tls.key_file;
+  if (tls.insecure) cfg.tls_verify_peer = false;
+  if (auto const problem = cfg.problem(); !problem.empty()) throw usage_error{problem};
   // Before the first connection, connect() tells what went wrong in one line.
   cfg.on_event = [connected = false](event const& e) mutable {
     if (e.kind == event_kind::connected) connected = true;
