@@ -33,6 +33,7 @@ client::~client() {
 void client::start() { core_->start(); }
 
 void client::stop() {
+  core_->request_stop();
   asio::post(core_->strand(), [core = core_] { core->stop(); });
 }
 

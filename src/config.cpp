@@ -1,5 +1,6 @@
 #include <redisync/config.hpp>
 #include <redisync/error.hpp>
+#include <redisync/lock.hpp>
 
 #include <boost/system/system_error.hpp>
 #include <boost/url/parse.hpp>
@@ -114,7 +115,9 @@ std::string config::url_problem(std::string_view url) {
 std::string config::problem() const {
   // A longer poll would hold a core for a whole network round trip instead of a loopback one.
   constexpr std::chrono::microseconds max_reply_spin{10000};
-  if (watchdog_lease.count() <= 0) return "watchdog_lease must be positive";
+  if (watchdog_lease < shortest_lease) {
+    return fmt::format("watchdog_lease must be at least {} ms", shortest_lease.count());
+  }
   if (watchdog_tick.count() <= 0 || watchdog_tick >= watchdog_lease / 3) {
     return "watchdog_tick must be positive and below a third of watchdog_lease";
   }

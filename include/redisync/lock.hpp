@@ -26,6 +26,11 @@ class owner;
 // acquire more fails with error::too_deep and changes nothing.
 inline constexpr std::int64_t max_hold_depth = 1000;
 
+// The shortest lease (of an acquire, or config::watchdog_lease): a hold ends 1% + 2 ms before its
+// lease for clock drift, so a shorter one would be lost before its reply came. The longest is a
+// year (365 days); waits are bounded by a year too.
+inline constexpr std::chrono::milliseconds shortest_lease{10};
+
 class lock {
  public:
   using acquire_signature = void(boost::system::error_code, held);

@@ -99,6 +99,9 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   boost::asio::steady_timer health_timer_;
   bool session_open_ = false;      // connected; the handshake may still be running
   bool writing_ = false;           // a remainder the socket did not take is being written
+  // Why a write of this session failed: the cause of its end, which the reader only sees as a
+  // cancelled read (a TLS alert, such as a refused client certificate, fails the write first).
+  error_code write_error_;
   bool handling_replies_ = false;  // inside handle_bytes()
   std::size_t writes_held_ = 0;    // hold_writes() not yet released
   std::atomic<std::size_t> arrivals_{0};  // begin_arrival() whose work has not reached the strand

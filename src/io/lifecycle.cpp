@@ -50,7 +50,7 @@ asio::awaitable<void> connection::impl::run_loop() {
       session_open_ = true;
       handshake_failure_.clear();
       auto ended = co_await (reader() || supervisor(delays));
-      ec = std::visit([](error_code e) { return e; }, ended);
+      ec = write_error_ ? write_error_ : std::visit([](error_code e) { return e; }, ended);
       established = ready_;
       if (!established) {
         failure = fmt::format("{}: handshake: {}", where,
@@ -106,9 +106,19 @@ std::string connection::impl::hint(std::string_view step, error_code ec) const {
                          said.find("packet length too long") != std::string::npos;
     return not_tls ? " (is it a plain port? redis:// does not use TLS)" : "";
   }
-  if (!cfg_.tls && step == "handshake" &&
-      (ec == asio::error::eof || ec == asio::error::connection_reset || ec == error::ambiguous)) {
+  bool const ended_by_server = ec == asio::error::eof || ec == asio::error::connection_reset ||
+                               ec == error::ambiguous || ec == asio::error::operation_aborted;
+  if (!cfg_.tls && step == "handshake" && ended_by_server) {
     return " (the server closed the connection; if it expects TLS, use rediss://)";
+  }
+  if (cfg_.tls && step == "handshake" && ended_by_server) {
+    // Under TLS 1.3 a server checks the client certificate after the TLS handshake; its alert is
+    // lost when its reset comes first.
+    return cfg_.tls_cert_file.empty()
+               ? " (the server ended the connection after the TLS handshake: does it ask for a client "
+                 "certificate? set tls_cert_file and tls_key_file)"
+               : " (the server ended the connection after the TLS handshake: does it refuse the client "
+                 "certificate? is it signed by a CA the server trusts?)";
   }
   return {};
 }
@@ -134,6 +144,7 @@ void connection::impl::teardown() {
   // A write still in flight belongs to the old socket; its completion is ignored.
   session_open_ = false;
   writing_ = false;
+  write_error_ = {};
   ++session_;
   ready_ = false;
   stream_.close();

@@ -130,6 +130,7 @@ void connection::impl::start_write() {
   std::size_t const sent = stream_.try_write(asio::buffer(write_buffer_), wec);
   if (!wec && sent == write_buffer_.size()) return;
   if (wec && wec != asio::error::would_block) {
+    write_error_ = wec;
     stream_.close();
     return;
   }
@@ -140,6 +141,7 @@ void connection::impl::start_write() {
                         if (session != self->session_) return;
                         self->writing_ = false;
                         if (ec) {
+                          self->write_error_ = ec;
                           self->stream_.close();
                           return;
                         }

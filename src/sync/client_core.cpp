@@ -337,6 +337,7 @@ void client_core::start() {
 }
 
 void client_core::stop() {
+  stop_requested_ = true;
   stopped_ = true;
   router_->stop();
   channels_.stop();

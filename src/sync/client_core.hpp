@@ -61,6 +61,10 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
     return shutting_down_ ? io::error_code{error::shutting_down} : io::error_code{};
   }
   bool stopped() const { return stopped_; }
+  // From any thread, at once: a stop is on its way (client::stop), so every hold counts as lost
+  // before the strand gets to it.
+  void request_stop() noexcept { stop_requested_ = true; }
+  bool stop_requested() const noexcept { return stop_requested_; }
   std::chrono::milliseconds wait_poll_cap() const override { return cfg_.wait_poll_cap; }
   unsettled_keys& unsettled() override { return unsettled_; }
   waiter_queue& queue(std::string const& channel) override { return queues_[channel]; }
@@ -200,6 +204,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   std::atomic<std::uint64_t> next_owner_{1};
   std::string eviction_reported_;  // the eviction policy last reported (event eviction_possible)
   bool stopped_ = false;
+  std::atomic<bool> stop_requested_{false};
   bool shutting_down_ = false;
   std::atomic<std::size_t> holds_count_{0};
   std::atomic<std::size_t> waiters_{0};

@@ -3,6 +3,7 @@
 // Argument checks every primitive makes before any I/O.
 
 #include <redisync/error.hpp>
+#include <redisync/lock.hpp>
 
 #include <chrono>
 #include <string_view>
@@ -22,10 +23,17 @@ inline boost::system::error_code validate_owner(std::string_view owner) {
   return {};
 }
 
-// Longer than a year is a mistake, and it keeps deadline arithmetic far from overflow.
-inline boost::system::error_code validate_duration(std::chrono::milliseconds d, bool zero_allowed) {
-  constexpr auto longest = std::chrono::hours{24 * 366};
-  if (d.count() < 0 || (d.count() == 0 && !zero_allowed) || d > longest) return error::invalid_argument;
+// A lease or wait longer than a year (365 days) is a mistake, and the bound keeps deadline
+// arithmetic far from overflow.
+inline constexpr std::chrono::milliseconds longest_duration = std::chrono::hours{24 * 365};
+
+inline boost::system::error_code validate_wait(std::chrono::milliseconds wait) {
+  if (wait.count() < 0 || wait > longest_duration) return error::invalid_argument;
+  return {};
+}
+
+inline boost::system::error_code validate_lease(std::chrono::milliseconds lease) {
+  if (lease < shortest_lease || lease > longest_duration) return error::invalid_argument;
   return {};
 }
 

@@ -128,6 +128,27 @@ BOOST_AUTO_TEST_CASE(the_tool_takes_a_ca_file_and_a_client_certificate_as_flags)
                   "tls_ca_file '/nonexistent/ca.pem' cannot be read");
 }
 
+// inspect '' said free, inspect of a hash of another kind said held, a 1 ms lease was taken (lost at
+// birth), and a history written to a full disk ended with exit 0.
+BOOST_AUTO_TEST_CASE(an_empty_name_a_foreign_hash_a_lease_too_short_and_a_full_disk_are_named) {
+  redis_server redis;
+  expect_one_line(run_tool({"inspect", "--redis", redis.url(), ""}), 2, "inspect", "lock name");
+  redis.command({"HSET", "profile", "name", "ada", "age", "36"});
+  redisync::test::temp_dir dir;
+  redisync::test::child inspect{REDISYNC_TOOL_PATH, {"inspect", "--redis", redis.url(), "profile"}, dir.path / "out"};
+  BOOST_TEST_REQUIRE(inspect.wait(10s));
+  BOOST_TEST(inspect.exit_code() == 0);
+  std::ifstream out{dir.path / "out"};
+  std::string const text{std::istreambuf_iterator<char>{out}, {}};
+  BOOST_TEST(text.find("a hash that is not a lock") != std::string::npos, text);
+  BOOST_TEST(text.find("held") == std::string::npos, text);
+  expect_one_line(run_tool({"stress", "--redis", redis.url(), "--lock", "l", "--lease-ms", "1"}), 2, "stress",
+                  "--lease-ms");
+  expect_one_line(run_tool({"stress", "--redis", redis.url(), "--lock", "l", "--iterations", "3", "--history",
+                            "/dev/full"}),
+                  1, "stress", "the history file '/dev/full' is incomplete: No space left on device");
+}
+
 BOOST_AUTO_TEST_CASE(a_database_the_server_refuses_ends_the_demo_with_the_cause) {
   redis_server redis;
   expect_one_line(run_tool({"demo", "--redis", redis.url() + "/99"}), 1, "demo", "handshake");

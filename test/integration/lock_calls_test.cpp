@@ -171,6 +171,11 @@ BOOST_FIXTURE_TEST_CASE(invalid_arguments_are_rejected_before_any_io, lock_env) 
     BOOST_TEST((e4 == error::invalid_argument));
     auto [e5, h5] = co_await lock.try_acquire(std::chrono::hours{24 * 365 * 3}, tuple_awaitable);
     BOOST_TEST((e5 == error::invalid_argument));
+    // A lease shorter than the drift margin is lost before its reply comes; a year is the longest.
+    for (auto lease : {1ms, redisync::shortest_lease - 1ms, std::chrono::milliseconds{std::chrono::hours{24 * 365}} + 1ms}) {
+      auto [ec, h] = co_await lock.acquire(lease, tuple_awaitable);
+      BOOST_TEST((ec == error::invalid_argument), lease.count());
+    }
     auto [e6] = co_await empty.release(tuple_awaitable);
     BOOST_TEST((e6 == error::invalid_argument));
     BOOST_CHECK_THROW(c.make_owner("has space"), boost::system::system_error);
@@ -194,6 +199,7 @@ BOOST_AUTO_TEST_CASE(a_client_configuration_out_of_range_is_rejected_at_construc
   BOOST_TEST(rejected([](auto& cfg) { cfg.reply_spin = -1us; }));
   BOOST_TEST(rejected([](auto& cfg) { cfg.reply_spin = 11ms; }));
   BOOST_TEST(rejected([](auto& cfg) { cfg.watchdog_lease = 0ms; }));
+  BOOST_TEST(rejected([](auto& cfg) { cfg.watchdog_lease = 9ms; }));
   BOOST_TEST(rejected([](auto& cfg) { cfg.watchdog_tick = cfg.watchdog_lease / 2; }));
   BOOST_TEST(rejected([](auto& cfg) { cfg.client_name = "two words"; }));
   BOOST_TEST(!rejected([](auto& cfg) { cfg.reply_spin = 0us; }));

@@ -90,6 +90,22 @@ BOOST_FIXTURE_TEST_CASE(stop_twice_with_several_waiters_on_one_lock_fails_each_o
   });
 }
 
+// status() right after stop() said held, and a release right after it completed ok, while the
+// stop ends every hold as lost.
+BOOST_FIXTURE_TEST_CASE(right_after_stop_a_hold_says_lost_and_its_release_fails_with_lease_lost, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto h = co_await c.make_lock("stopped").acquire(asio::use_awaitable);
+    auto later = co_await c.make_lock("stopped:later").acquire(asio::use_awaitable);
+    c.stop();
+    BOOST_TEST((h.status() == hold_status::lost));
+    BOOST_TEST(!h.is_held());
+    auto [ec] = co_await h.release(tuple_awaitable);
+    BOOST_TEST((ec == error::lease_lost), ec.message());
+    auto [later_ec] = co_await later.release(tuple_awaitable);  // after the stop ran
+    BOOST_TEST((later_ec == error::lease_lost), later_ec.message());
+  });
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(empty_handles)

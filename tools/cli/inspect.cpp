@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 
@@ -45,20 +46,27 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
   }
   std::string const type{replies[0].text()};
   json::object holders;
-  std::string mode;  // a read-write lock's
+  std::string mode;     // a read-write lock's
+  std::string foreign;  // why a hash is no lock: a field that no lock has
   if (type == "hash") {
     resp::request all;
     all.push("HGETALL", name);
     auto fields = co_await c.exec(std::move(all), asio::use_awaitable);
     auto const e = fields.front().elements();
-    for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
-      if (e[i].text() == "mode") {
-        mode = e[i + 1].text();
-        continue;
-      }
+    for (std::size_t i = 0; i + 1 < e.size() && foreign.empty(); i += 2) {
+      std::string_view const field = e[i].text(), value = e[i + 1].text();
       std::int64_t count = 0;
-      e[i + 1].as_integer(count);
-      holders[e[i].text()] = count;
+      if (field == "mode" && (value == "read" || value == "write")) {
+        mode = value;
+      } else if (field.find(':') != std::string_view::npos && e[i + 1].as_integer(count) && count > 0) {
+        holders[field] = count;  // an owner (<id>:<number>, a writer's with :write) and its hold count
+      } else {
+        foreign = fmt::format("its field '{}' is '{}'", field, value);
+      }
+    }
+    if (!foreign.empty()) {
+      holders.clear();
+      mode.clear();
     }
   }
   // A read-write lock: each reader's levels with the time left of each, and the writer.
@@ -68,7 +76,8 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
     resp::request ttls;
     for (auto const& [owner, count] : holders) {
       if (owner.ends_with(":write")) continue;
-      for (std::int64_t level = 1; level <= count.as_int64(); ++level) {
+      // (A count past the depth limit was tampered with: its levels past it were never made.)
+      for (std::int64_t level = 1; level <= std::min(count.as_int64(), max_hold_depth); ++level) {
         ttls.push("PTTL", fmt::format("{}:{}:rwlock_timeout:{}", detail::rw_protocol::timeout_base_of(name),
                                       std::string_view{owner}, level));
       }
@@ -82,7 +91,8 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
         continue;
       }
       json::array levels;
-      for (std::int64_t level = 1; level <= count.as_int64() && next < left.size(); ++level) {
+      for (std::int64_t level = 1; level <= std::min(count.as_int64(), max_hold_depth) && next < left.size();
+           ++level) {
         levels.push_back(left[next++].integer());
       }
       readers.push_back(json::object{{"owner", owner}, {"count", count}, {"ttls_ms", levels}});
@@ -125,6 +135,7 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
     json::object out{{"name", name},   {"type", type},   {"holders", holders},
                      {"pttl_ms", pttl}, {"fencing_token", token}, {"subscribers", subscribers},
                      {"fair_queue", queue}};
+    if (!foreign.empty()) out["not_a_lock"] = foreign;
     if (!mode.empty() || !waiting_writers.empty()) {
       out["read_write"] = json::object{{"mode", mode},
                                        {"readers", readers},
@@ -140,6 +151,8 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
     fmt::print("state         free\n");
   } else if (type != "hash") {
     fmt::print("state         the key holds a {}, not a lock\n", type);
+  } else if (!foreign.empty()) {
+    fmt::print("state         the key holds a hash that is not a lock: {}\n", foreign);
   } else {
     fmt::print("state         held{}\n", mode.empty() ? "" : fmt::format(" (read-write lock, mode {})", mode));
     if (mode.empty()) {
@@ -198,6 +211,7 @@ int inspect_main(std::vector<std::string> const& args) {
              options, positional, args, vm, code)) {
     return code;
   }
+  in_range("the lock name's length in bytes", static_cast<std::int64_t>(name.size()), 1, 64 * 1024);
   asio::io_context ctx{1};
   return run(ctx, inspect(ctx, url, name, vm.count("json") > 0));
 }

@@ -76,10 +76,15 @@ class history_log {
     for (auto& field : extra) line.insert(std::move(field));
     // One flushed line per event: a process killed mid-run leaves a readable history.
     file_ << json::serialize(line) << std::endl;
+    if (!file_ && failure_.empty()) failure_ = std::strerror(errno);
   }
+
+  // Why a line could not be written (a full disk), or empty.
+  std::string const& failure() const noexcept { return failure_; }
 
  private:
   std::ofstream file_;
+  std::string failure_;
 };
 
 // The first error of each kind goes to stderr with its cause; the rest are only counted.
@@ -343,6 +348,10 @@ asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
     summary["changed_under_read"] = t.changed_under_read;
   }
   std::cout << json::serialize(summary) << std::endl;
+  if (!log.failure().empty()) {
+    std::cerr << fmt::format("redisync stress: the history file '{}' is incomplete: {}\n", *o.history, log.failure());
+    co_return 1;
+  }
   co_return t.errors == 0 && t.overlaps == 0 && t.changed_under_read == 0 ? 0 : 1;
 }
 
@@ -377,7 +386,7 @@ int stress_main(std::vector<std::string> const& args) {
     if (vm.count("watchdog-ms") && !vm["watchdog-ms"].defaulted()) {
       throw usage_error{"--lease-ms and --watchdog-ms exclude each other"};
     }
-    o.lease_ms = static_cast<int>(in_range("--lease-ms", vm["lease-ms"].as<int>(), 1, one_day_ms));
+    o.lease_ms = static_cast<int>(in_range("--lease-ms", vm["lease-ms"].as<int>(), shortest_lease.count(), one_day_ms));
   }
   auto const kind = vm["kind"].as<std::string>();
   auto const kinds = {stress_kind::lock, stress_kind::fair, stress_kind::read, stress_kind::write};

@@ -90,9 +90,9 @@ error_code lock_acquire::check_arguments() const {
   if (auto ec = sync::validate_name(args().name)) return ec;
   if (auto ec = sync::validate_owner(args().owner)) return ec;
   if (!watchdog_) {
-    if (auto ec = sync::validate_duration(lease_, false)) return ec;
+    if (auto ec = sync::validate_lease(lease_)) return ec;
   }
-  if (wait_) return sync::validate_duration(*wait_, true);
+  if (wait_) return sync::validate_wait(*wait_);
   return {};
 }
 

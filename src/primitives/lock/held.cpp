@@ -50,6 +50,7 @@ hold_status held::status() const noexcept {
   if (!state_ || !level_) return hold_status::released;
   auto const level = level_->state.load();
   if (level == level_state::released) return hold_status::released;
+  if (core_ && core_->stop_requested()) return hold_status::lost;  // the stop ends every hold
   auto const s = state_->status.load();
   if (s == hold_status::lost || s == hold_status::released) return s;
   // The client may not run (stopped, or its io_context idle) to notice the deadline itself.
@@ -83,6 +84,8 @@ void held::start_release(core_ptr const& core, state_ptr const& state, level_ptr
     detail::sync::launch(core->strand(), core->homes(), not_held(), std::move(h), false);
     return;
   }
+  // The stop ends every hold as lost, and nothing is sent after it.
+  if (core->stop_requested()) return detail::sync::fail_at_once(std::move(h), error::lease_lost);
   detail::lock_protocol::start_release(core, state->name, state->owner, state, level, std::move(h));
 }
 
