@@ -3,9 +3,11 @@
 
 #include <redisync/redisync.hpp>
 
+#include "primitives/fair_lock/protocol.hpp"
 #include "support/lock_fixture.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
@@ -421,6 +423,35 @@ BOOST_FIXTURE_TEST_CASE(an_acquire_answered_after_a_stall_longer_than_its_lease_
       }
     }
   }
+}
+
+// A release of a fair lock answered after a stall longer than the waiters' lease: the queue goes
+// on in its order, and each waiter gets a valid hold with a token.
+BOOST_FIXTURE_TEST_CASE(a_fair_queue_keeps_its_order_across_a_stall_longer_than_the_waiters_lease, debug_env) {
+  run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+    auto const queue = redisync::detail::fair_protocol::queue_key_of("queue");
+    // The holder's lease outlasts the stall; the waiters' (the watchdog's, 600 ms) does not.
+    auto holder = co_await c.new_owner().fair_lock("queue").acquire(5s, asio::use_awaitable);
+    std::vector<std::string> order;
+    auto waiter = [&](std::string tag) -> asio::awaitable<void> {
+      auto h = co_await c.new_owner().fair_lock("queue").acquire(asio::use_awaitable);
+      BOOST_TEST((h.status() == hold_status::held), tag);
+      BOOST_TEST(h.token() > 0u, tag);
+      order.push_back(tag);
+      co_await h.release(asio::use_awaitable);
+    };
+    asio::co_spawn(ctx, waiter("first"), asio::detached);
+    co_await redisync::test::wait_until([&] { return redis.command({"ZCARD", queue}).integer() == 1; }, 5s);
+    asio::co_spawn(ctx, waiter("second"), asio::detached);
+    co_await redisync::test::wait_until([&] { return redis.command({"ZCARD", queue}).integer() == 2; }, 5s);
+    redisync::resp::request stall;
+    stall.push("DEBUG", "SLEEP", "1.5");
+    c.exec(std::move(stall), [](error_code, redisync::response) {});  // goes out before the release
+    co_await holder.release(asio::use_awaitable);
+    co_await redisync::test::wait_until([&] { return order.size() == 2; }, 10s);
+    BOOST_TEST(order == (std::vector<std::string>{"first", "second"}), boost::test_tools::per_element());
+    co_await redisync::test::wait_until([&] { return redisync::test::lock_keys(redis).empty(); }, 5s);
+  }, [](redisync::config& cfg) { cfg.watchdog_lease = 600ms; });
 }
 
 // A bounded wait that ends while the stalled grant is on its way gives the grant back.
