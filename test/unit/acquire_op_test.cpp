@@ -189,6 +189,24 @@ BOOST_AUTO_TEST_CASE(a_waiter_chosen_for_a_handoff_while_it_subscribes_waits_for
   BOOST_TEST(op->held);
 }
 
+// A hand-off whose release was answered after the waiter's lease would have run out (the server
+// stalled) is not taken as it came: the attempt's idempotent form confirms it, renewing the lease.
+BOOST_AUTO_TEST_CASE(a_handoff_too_late_to_count_is_confirmed_by_an_idempotent_attempt) {
+  fixture f;
+  auto op = f.start(std::nullopt, "owner-1", true, true);
+  f.host->reply({}, busy(500));
+  BOOST_TEST_REQUIRE(op->can_take_handoff());
+  op->handoff_pending = true;
+  f.host->confirm_subscriptions();
+  BOOST_TEST_REQUIRE(f.host->unanswered() == 0u);
+  op->confirm_grant();
+  BOOST_TEST(!op->held);
+  BOOST_TEST_REQUIRE(f.host->unanswered() == 1u);
+  f.host->reply({}, granted());
+  BOOST_TEST(op->held);
+  BOOST_TEST((op->retries == std::vector<bool>{false, true}));
+}
+
 BOOST_AUTO_TEST_CASE(an_attempt_answered_after_the_lock_was_handed_over_is_undone_not_dropped) {
   fixture f;
   auto op = f.start();
