@@ -91,6 +91,18 @@ struct fixture {
     op->start();
     return op;
   }
+
+  // A waiter of a server-ordered lock that a release of this client chose for a hand-off while it
+  // subscribed: it sends nothing of its own meanwhile.
+  std::shared_ptr<scripted_acquire> chosen_for_handoff_while_subscribing() {
+    auto op = start(std::nullopt, "owner-1", true, true);
+    host->reply({}, busy(500));
+    BOOST_TEST_REQUIRE(op->can_take_handoff());
+    op->handoff_pending = true;
+    host->confirm_subscriptions();
+    BOOST_TEST_REQUIRE(host->unanswered() == 0u);
+    return op;
+  }
 };
 
 }  // namespace
@@ -179,12 +191,7 @@ BOOST_AUTO_TEST_CASE(a_server_queued_waiter_woken_during_its_first_attempt_tries
 // lock: an attempt of its own would take a second level (the random shutdown test found one).
 BOOST_AUTO_TEST_CASE(a_waiter_chosen_for_a_handoff_while_it_subscribes_waits_for_it_instead_of_trying) {
   fixture f;
-  auto op = f.start(std::nullopt, "owner-1", true, true);
-  f.host->reply({}, busy(500));
-  BOOST_TEST_REQUIRE(op->can_take_handoff());
-  op->handoff_pending = true;
-  f.host->confirm_subscriptions();
-  BOOST_TEST(f.host->unanswered() == 0u);
+  auto op = f.chosen_for_handoff_while_subscribing();
   op->handed_over();
   BOOST_TEST(op->held);
 }
@@ -193,12 +200,7 @@ BOOST_AUTO_TEST_CASE(a_waiter_chosen_for_a_handoff_while_it_subscribes_waits_for
 // stalled) is not taken as it came: the attempt's idempotent form confirms it, renewing the lease.
 BOOST_AUTO_TEST_CASE(a_handoff_too_late_to_count_is_confirmed_by_an_idempotent_attempt) {
   fixture f;
-  auto op = f.start(std::nullopt, "owner-1", true, true);
-  f.host->reply({}, busy(500));
-  BOOST_TEST_REQUIRE(op->can_take_handoff());
-  op->handoff_pending = true;
-  f.host->confirm_subscriptions();
-  BOOST_TEST_REQUIRE(f.host->unanswered() == 0u);
+  auto op = f.chosen_for_handoff_while_subscribing();
   op->confirm_grant();
   BOOST_TEST(!op->held);
   BOOST_TEST_REQUIRE(f.host->unanswered() == 1u);
