@@ -6,6 +6,7 @@
 // overlaps another hold. Prints one JSON summary line.
 
 #include "cli/common.hpp"
+#include "cli/hold_windows.hpp"
 
 #include <redisync/redisync.hpp>
 
@@ -121,57 +122,6 @@ redisync::lock lock_for(owner const& me, stress_options const& o) {
   return me.lock(o.lock);
 }
 
-// The holds of a read-write lock in use, as validity windows that every process sees: a sorted set
-// per side, of members scored by the hold's deadline (valid_until on this machine's monotonic
-// clock, in µs: the processes share the machine). A hold adds itself and counts the others whose
-// window is still open; of two holds that overlap, the one that adds itself last sees the other
-// (Redis runs commands in one order). A hold that never takes itself out (its process was killed,
-// a reply was lost) stops counting at its deadline, as its window ends there: no fault leaves a
-// tally off. A hold kept past its first lease by the watchdog counts until that first deadline.
-struct window {
-  std::string member;  // <pid>:<owner>:<iteration>
-  std::int64_t until_us = 0;
-};
-
-std::string side_key(stress_options const& o, bool reads) { return o.lock + (reads ? ":readers" : ":writers"); }
-
-// Returns the open windows on this side (this one included), on the other side, and the counter.
-asio::awaitable<std::tuple<error_code, std::int64_t, std::int64_t, resp::value>> count_in(client& c,
-                                                                                          stress_options const& o,
-                                                                                          window const& w) {
-  bool const reads = o.kind == stress_kind::read;
-  auto const open_after = fmt::format("({}", monotonic_ns() / 1000);
-  resp::request req;
-  req.push("ZREMRANGEBYSCORE", side_key(o, reads), "-inf", open_after);  // windows that ended
-  req.push("ZADD", side_key(o, reads), w.until_us, w.member);
-  req.push("ZCOUNT", side_key(o, reads), open_after, "+inf");
-  req.push("ZCOUNT", side_key(o, !reads), open_after, "+inf");
-  req.push("GET", o.counter);
-  auto [ec, replies] = co_await c.exec(std::move(req), asio::as_tuple(asio::use_awaitable));
-  if (!ec && replies.size() != 5) ec = error::unexpected_reply;
-  if (!ec) ec = check_replies(replies);
-  std::int64_t mine = 0, other = 0;
-  if (!ec) {
-    replies[2].as_integer(mine);
-    replies[3].as_integer(other);
-  }
-  co_return std::tuple{ec, mine, other, ec ? resp::value{} : std::move(replies[4])};
-}
-
-// Takes the window out before the release, trying again while it is open: a window left behind
-// would still count for the next hold. Also after a count_in that failed: it may have run.
-asio::awaitable<error_code> count_out(client& c, stress_options const& o, window const& w) {
-  auto ex = co_await asio::this_coro::executor;
-  while (true) {
-    resp::request req;
-    req.push("ZREM", side_key(o, o.kind == stress_kind::read), w.member);
-    auto [ec, ignored] = co_await try_command(c, std::move(req));
-    if (!ec || monotonic_ns() / 1000 >= w.until_us) co_return ec;
-    asio::steady_timer pause{ex, std::chrono::milliseconds{20}};
-    co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
-  }
-}
-
 asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, history_log& log,
                              error_report& report) {
   auto me = c.new_owner();
@@ -205,9 +155,10 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
 
     error_code gec;
     resp::value current;
-    window const w{fmt::format("{}:{}:{}", ::getpid(), me.id(), i), monotonic_ns(h.valid_until()) / 1000};
+    hold_window const w{o.lock, o.kind == stress_kind::read, fmt::format("{}:{}:{}", ::getpid(), me.id(), i),
+                        monotonic_ns(h.valid_until()) / 1000};
     if (read_write) {
-      auto [cec, mine, other, counter] = co_await count_in(c, o, w);
+      auto [cec, mine, other, counter] = co_await open_window(c, w, o.counter);
       gec = cec;
       current = std::move(counter);
       if (!cec && o.kind == stress_kind::read) {
@@ -276,7 +227,7 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
     }
 
     if (read_write) {
-      if (auto oec = co_await count_out(c, o, w)) {
+      if (auto oec = co_await close_window(c, w)) {
         ++t.errors;
         report.add("counting out", oec);
       }
