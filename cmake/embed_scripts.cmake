@@ -3,7 +3,8 @@
 # holding the text and its SHA1 (EVALSHA needs the digest of the exact bytes sent by EVAL). A line
 # `-- include: NAME.lua` is replaced by NAME.lua of `include_dir`, so that scripts share helper
 # code. A line starting `-- items:` declares a script whose calls the connection may merge (see
-# script::takes_items). The generated files are rewritten at configure time; editing a script
+# script::takes_items); one that includes publish.lua takes its publish command (script::publishes).
+# The generated files are rewritten at configure time; editing a script
 # re-runs it.
 function(redisync_embed_scripts out_var out_cpp include_dir)
   set(scripts ${ARGN})
@@ -28,6 +29,10 @@ function(redisync_embed_scripts out_var out_cpp include_dir)
     if(text MATCHES "\n-- items:")
       set(takes_items true)
     endif()
+    set(publishes false)
+    if(text MATCHES "publish_command")
+      set(publishes true)
+    endif()
     string(SHA1 digest "${text}")
     string(HEX "${text}" hex)
     string(LENGTH "${hex}" hex_length)
@@ -35,7 +40,7 @@ function(redisync_embed_scripts out_var out_cpp include_dir)
     string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
     string(APPEND header "extern script const ${name};\n")
     string(APPEND body "static constexpr char ${name}_text[] = {${bytes}};\n")
-    string(APPEND body "script const ${name}{\"${name}\", \"${digest}\", {${name}_text, ${size}}, ${takes_items}};\n")
+    string(APPEND body "script const ${name}{\"${name}\", \"${digest}\", {${name}_text, ${size}}, ${takes_items}, ${publishes}};\n")
   endforeach()
   string(APPEND header "}  // namespace redisync::detail::scripts\n")
   string(APPEND body "}  // namespace redisync::detail::scripts\n")

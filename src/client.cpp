@@ -5,6 +5,7 @@
 #include "sync/client_core.hpp"
 #include "sync/launch.hpp"
 #include "sync/validate.hpp"
+#include "routing/request_slot.hpp"
 
 #include "primitives/lock/release.hpp"
 #include "primitives/rw_lock/protocol.hpp"
@@ -63,10 +64,36 @@ void client::start_run(core_ptr const& core, asio::any_completion_handler<void(e
   core->run(core->for_application(std::move(h)));
 }
 
+namespace {
+
+// The slot of a request's keys in a cluster (any master's for none; on one server, 0), or
+// error::cross_slot for keys that no one node serves together.
+using core_ptr = std::shared_ptr<detail::sync::client_core>;
+
+std::pair<detail::routing::slot_type, error_code> slot_of(core_ptr const& core, detail::io::outgoing const& out) {
+  if (core->cfg().mode != topology::cluster) return {0, {}};
+  auto const r = detail::routing::slot_of_request(core->router(), out.payload);
+  return {r.slot.value_or(0), r.ec == error{} ? error_code{} : error_code{r.ec}};
+}
+
+// Sends `req` to the node of its keys; a request it cannot send fails without I/O.
+template <class Handler>
+void send_routed(core_ptr const& core, resp::request req, Handler handler) {
+  auto out = detail::io::outgoing::from(std::move(req));
+  auto const [slot, ec] = slot_of(core, out);
+  if (ec) {
+    detail::pending_handler<void(error_code, response)> pending{std::move(handler), core->homes()};
+    asio::post(core->strand(), [pending = std::move(pending), ec]() mutable { pending.complete(ec, {}); });
+    return;
+  }
+  core->router().exec(slot, std::move(out), {}, std::move(handler));
+}
+
+}  // namespace
+
 void client::start_exec(core_ptr const& core, resp::request req,
                         asio::any_completion_handler<void(error_code, response)> h) {
-  // A request names no key the router could read: on one server every slot is the same.
-  core->router().exec(0, detail::io::outgoing::from(std::move(req)), {}, core->for_application(std::move(h)));
+  send_routed(core, std::move(req), core->for_application(std::move(h)));
 }
 
 void client::start_flush(core_ptr const& core, asio::any_completion_handler<void(error_code)> h) {
@@ -80,13 +107,11 @@ void client::start_flush(core_ptr const& core, asio::any_completion_handler<void
 
 namespace {
 
-using core_ptr = std::shared_ptr<detail::sync::client_core>;
-
 // The last reply, or the first server error among the replies.
 asio::awaitable<std::tuple<error_code, resp::value>> query_op(core_ptr core, resp::request req) {
   constexpr auto tuple_token = asio::as_tuple(asio::deferred);
   auto send = [&](auto handler) {
-    core->router().exec(0, detail::io::outgoing::from(std::move(req)), {}, std::move(handler));
+    send_routed(core, std::move(req), asio::any_completion_handler<void(error_code, response)>{std::move(handler)});
   };
   auto [ec, replies] = co_await asio::async_initiate<decltype(tuple_token), void(error_code, response)>(send, tuple_token);
   if (!ec) ec = check_replies(replies);
@@ -103,6 +128,9 @@ asio::awaitable<std::tuple<error_code, resp::value>> eval_op(core_ptr core,
                                                              std::shared_ptr<detail::user_script const> s,
                                                              detail::script_args args) {
   auto const slot = args.keys.empty() ? detail::routing::slot_type{0} : core->router().slot_of(args.keys.front());
+  for (auto const& key : args.keys) {
+    if (core->router().slot_of(key) != slot) co_return std::tuple{error_code{error::cross_slot}, resp::value{}};
+  }
   co_return co_await detail::run_script(core->scripts(), core->keep_script(s), slot, args);
 }
 

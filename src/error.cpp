@@ -48,6 +48,10 @@ class category_impl final : public boost::system::error_category {
       case error::too_deep:
         return "the owner holds this lock max_hold_depth (1000) levels deep already, or its stored hold count "
                "is past that (tampered with)";
+      case error::cross_slot:
+        return "the request's keys hash to more than one cluster slot (use a hash tag such as {user1} in each)";
+      case error::not_replicated:
+        return "fewer replicas than config::wait_replicas acknowledged the acquire in time; it was undone";
     }
     return "unknown redisync error";
   }
@@ -61,7 +65,7 @@ boost::system::error_category const& error_category() noexcept {
 }
 
 error error_from_server_text(std::string_view text) noexcept {
-  static constexpr std::array<std::pair<std::string_view, error>, 17> prefixes{{
+  static constexpr std::array<std::pair<std::string_view, error>, 18> prefixes{{
       {"WRONGTYPE", error::wrong_type},
       {"NOSCRIPT", error::no_script},
       {"READONLY", error::read_only},
@@ -79,6 +83,7 @@ error error_from_server_text(std::string_view text) noexcept {
       {"TOKENLIMIT", error::token_exhausted},
       {"UPGRADE", error::upgrade_refused},
       {"DEPTH", error::too_deep},
+      {"CROSSSLOT", error::cross_slot},
   }};
   std::string_view const word = text.substr(0, text.find(' '));
   for (auto const& [prefix, code] : prefixes) {

@@ -18,6 +18,7 @@ std::string_view to_string(event_kind kind) noexcept {
     case event_kind::disconnected: return "disconnected";
     case event_kind::reconnect_scheduled: return "reconnect scheduled";
     case event_kind::eviction_possible: return "eviction possible";
+    case event_kind::not_replicated: return "not replicated";
   }
   return "unknown event";
 }

@@ -8,18 +8,40 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace redisync {
 
 // Every member has an initializer, so that a designated initializer may leave any out (GCC 12's
 // -Wextra warns of an omitted member that has none).
+struct node_address {
+  std::string host;
+  std::uint16_t port = 6379;
+  friend bool operator==(node_address const&, node_address const&) = default;
+};
+
+// What kind of deployment the client speaks to.
+enum class topology : std::uint8_t {
+  standalone,  // one server at host:port
+  cluster,     // Redis Cluster: `seeds` are nodes to learn the slot map from
+  sentinel,    // a master found through the Sentinels in `seeds`, by `sentinel_master_name`
+};
+
 struct config {
   // Where and how to connect.
-  std::string host = "127.0.0.1";
+  topology mode = topology::standalone;
+  std::string host = "127.0.0.1";  // standalone; a cluster's or Sentinel set's first seed
   std::uint16_t port = 6379;
+  // A cluster's seed nodes or the Sentinels, tried in order; empty: host and port alone.
+  std::vector<node_address> seeds{};
+  std::string sentinel_master_name{};
+  // The Sentinels' own credentials (their requirepass / ACL user), which may differ from the data
+  // nodes' (username, password).
+  std::string sentinel_username{};
+  std::string sentinel_password{};
   std::string username{};  // empty: the default user
   std::string password{};  // empty: no AUTH
-  int database = 0;
+  int database = 0;        // standalone and Sentinel only: a cluster has database 0 alone
   // TLS (rediss://). A URL takes the same names as query parameters: rediss://host:port/0?
   // tls_ca_file=/etc/redis/ca.pem&tls_cert_file=...&tls_key_file=...&tls_verify=no
   bool tls = false;
@@ -44,6 +66,12 @@ struct config {
   // of µs to wake, as long as a loopback round trip. Polls that come up empty back off, so a far
   // server costs almost nothing. 0 = always sleep at once. Not used with TLS.
   std::chrono::microseconds reply_spin{200};
+
+  // Replication (WAIT): after an acquire, wait until this many replicas have its write, at most
+  // wait_replicas_timeout; fewer undo the hold and fail the acquire with error::not_replicated.
+  // 0: do not wait. It narrows, never closes, the window in which a failover loses a hold.
+  std::uint32_t wait_replicas = 0;
+  std::chrono::milliseconds wait_replicas_timeout{1000};
 
   // Locks.
   std::chrono::milliseconds watchdog_lease{30000};      // lease of a lock acquired without one
@@ -76,7 +104,10 @@ struct config {
   event_handler on_event{};
 
   // Parses redis://[user:password@]host[:port][/db] and rediss://... (TLS, with the tls_ query
-  // parameters above). Throws
+  // parameters above); redis-cluster://[user:password@]host:port[,host:port...] (and
+  // rediss-cluster://); redis-sentinel://[user:password@]host:port[,host:port...]/MASTER_NAME (and
+  // rediss-sentinel://, with ?sentinel_username=...&sentinel_password=... for the Sentinels'
+  // own AUTH; user:password are the data nodes'). Throws
   // boost::system::system_error with error::invalid_argument on a malformed URL, saying which part.
   static config from_url(std::string_view url);
   static config from_url(std::string_view url, boost::system::error_code& ec);
@@ -84,6 +115,12 @@ struct config {
   static std::string url_problem(std::string_view url);
 
   std::string endpoint() const;  // host:port, for logs
+  // Where to start: `seeds`, or host and port alone.
+  std::vector<node_address> seed_nodes() const;
+  // The same settings for the data node at `at` (a cluster node, a Sentinel's master).
+  config for_node(node_address const& at) const;
+  // The settings for talking to the Sentinel at `at`: its own credentials, no database.
+  config for_sentinel(node_address const& at) const;
 
   // The first setting out of range, named with its bound; empty if every setting is fine. A
   // connection is never made with a configuration that has one.

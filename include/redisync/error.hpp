@@ -46,6 +46,8 @@ enum class error {
   not_started,       // the client was never started (client::start() or client::run())
   empty_handle,      // a handle or owner made by default or moved from: it belongs to no client
   too_deep,          // the owner holds the lock max_hold_depth levels deep (DEPTH from our scripts)
+  cross_slot,        // a request's keys hash to more than one cluster slot (CROSSSLOT)
+  not_replicated,    // fewer replicas than config::wait_replicas acknowledged an acquire in time
 };
 
 boost::system::error_category const& error_category() noexcept;

@@ -34,6 +34,9 @@ enum class event_kind : std::uint8_t {
   // The server may evict lock keys (`detail` names its maxmemory-policy: anything but
   // noeviction): a lock can vanish under its holder. Once per client and policy.
   eviction_possible,
+  // Fewer replicas than config::wait_replicas acknowledged an acquire in time (`detail` says how
+  // many): the hold was released and the acquire failed with error::not_replicated.
+  not_replicated,
 };
 
 struct event {

@@ -4,6 +4,7 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
@@ -16,28 +17,22 @@ namespace {
 
 constexpr auto tuple_token = asio::as_tuple(asio::deferred);
 
-strand_type make_strand_for(connection::executor_type ex) {
-  if (auto const* io = ex.target<asio::io_context::executor_type>()) return asio::make_strand(*io);
-  return asio::make_strand(std::move(ex));
-}
-
 }  // namespace
 
-connection::impl::impl(executor_type ex, config c, connection_events ev)
-    : strand_{make_strand_for(std::move(ex))},
-      executor_{std::visit([](auto const& s) { return executor_type{s}; }, strand_)},
-      io_executor_{std::visit([](auto const& s) { return executor_type{s.get_inner_executor()}; }, strand_)},
+connection::impl::impl(std::shared_ptr<connection_group> group, config c, connection_events ev)
+    : group_{std::move(group)},
+      executor_{group_->executor()},
+      io_executor_{group_->io_executor()},
       cfg_{std::move(c)},
       events_{std::move(ev)},
       mux_{cfg_.transient_retry_budget, cfg_.connection_wait_limit,
-           {.push = [this](resp::value const& v) {
-              if (events_.push) events_.push(v);
-            },
+           {.push = [this](resp::value const& v) { on_push(v); },
             // A completion known at once is delivered from a later handler, never from inside
             // the initiating function that submitted it.
             .finish_later = [this](entry_ptr e, error_code ec) {
               asio::post(executor_, [e = std::move(e), ec] { e->handler.complete(ec, {}); });
-            }}},
+            },
+            .redirect = events_.redirect}},
       health_{cfg_.health_check_interval, clock_type::now()},
       stream_{io_executor_, cfg_},
       backoff_timer_{io_executor_},
@@ -60,9 +55,11 @@ entry_ptr connection::impl::make_entry(outgoing out, late_reply_handler late,
 void connection::impl::install_cancellation(entry_ptr const& e) {
   auto slot = e->handler.cancellation_slot();
   if (!slot.is_connected()) return;
-  slot.assign([weak = std::weak_ptr<exec_entry>{e}, self = shared_from_this()](asio::cancellation_type type) {
-    asio::post(self->executor_, [weak, self, type] {
-      if (auto e = weak.lock()) self->mux_.cancel(e, type);
+  // The request may have moved to another connection by then (a redirect): its home says where.
+  slot.assign([weak = std::weak_ptr<exec_entry>{e}, ex = executor_](asio::cancellation_type type) {
+    asio::post(ex, [weak, type] {
+      auto e = weak.lock();
+      if (auto home = e ? std::static_pointer_cast<impl>(e->home.lock()) : nullptr) home->mux_.cancel(e, type);
     });
   });
 }
@@ -75,15 +72,16 @@ void connection::impl::submit(entry_ptr e, bool priority) {
     return;
   }
   auto const* entry = e.get();
+  e->home = weak_from_this();
   mux_.submit(std::move(e), priority, clock_type::now());
   // Its wait for a connection is bounded (only this request's deadline is new).
   if (!priority && !mux_.ready() && entry->st == exec_entry::state::queued) arm_timer(mux_.connection_deadline(*entry));
-  if (!session_open_ || (writes_held_ > 0 && !priority)) return;
+  if (!session_open_ || (group_->writes_held() > 0 && !priority)) return;
   // Requests made by handlers of the replies being read, requests that arrive together, and the
   // requests of a completion that runs go out in groups (handle_bytes(), end_arrival(),
   // delivery::corked()).
   if (!priority && mux_.queued() < requests_per_reply_flush &&
-      (delivery_->corked() || handling_replies_ || arrivals_ > 0)) {
+      (group_->completions()->corked() || handling_replies_ || group_->arriving())) {
     return;
   }
   start_write();
@@ -132,9 +130,19 @@ config checked(config cfg) {
 
 }  // namespace
 
-connection::connection(executor_type ex, config cfg, connection_events events)
-    : impl_{std::make_shared<impl>(std::move(ex), checked(std::move(cfg)), std::move(events))} {
+connection::connection(executor_type ex, config cfg, connection_events events, node_options node)
+    : connection{connection_group::make(std::move(ex)), std::move(cfg), std::move(events), std::move(node)} {
+  impl_->group_->set_completions(impl_->delivery_);
+}
+
+connection::connection(std::shared_ptr<connection_group> group, config cfg, connection_events events,
+                       node_options node)
+    : impl_{std::make_shared<impl>(std::move(group), checked(std::move(cfg)), std::move(events))} {
   *impl_->self_ = impl_;
+  impl_->node_ = std::move(node);
+  impl_->group_->join([weak = std::weak_ptr<impl>{impl_}] {
+    if (auto self = weak.lock()) self->start_write();
+  });
 }
 
 connection::~connection() { stop(); }
@@ -182,34 +190,23 @@ void connection::exec(outgoing out, late_reply_handler late,
     impl_->submit(std::move(e), false);
     return;
   }
-  hop_in(impl_, impl_->executor_, *impl_->delivery_,
-         [self = impl_.get(), e = std::move(e)]() mutable { self->submit(std::move(e), false); });
+  hop_in(impl_->group_, impl_->executor_, *impl_->group_->completions(),
+         [self = impl_, e = std::move(e)]() mutable { self->submit(std::move(e), false); });
 }
 
-void connection::begin_arrival() noexcept { impl_->begin_arrival(); }
+void connection::begin_arrival() noexcept { impl_->group_->begin_arrival(); }
 
-void connection::end_arrival() { impl_->end_arrival(); }
+void connection::end_arrival() { impl_->group_->end_arrival(); }
 
-void connection::impl::end_arrival() {
-  if (--arrivals_ == 0 && !delivery_->corking_here()) write_unless_waiting();
-}
-
-void connection::impl::write_unless_waiting() {
-  if (writes_held_ == 0 && arrivals_ == 0) start_write();
-}
-
-bool connection::arriving() const noexcept { return impl_->arrivals_ > 0; }
+bool connection::arriving() const noexcept { return impl_->group_->arriving(); }
 
 bool connection::on_strand() const noexcept { return impl_->on_strand(); }
 
-std::shared_ptr<delivery> const& connection::completions() const noexcept { return impl_->delivery_; }
+std::shared_ptr<delivery> const& connection::completions() const noexcept { return impl_->group_->completions(); }
 
-void connection::hold_writes() noexcept { ++impl_->writes_held_; }
+void connection::hold_writes() noexcept { impl_->group_->hold_writes(); }
 
-void connection::release_writes() {
-  --impl_->writes_held_;
-  impl_->write_unless_waiting();
-}
+void connection::release_writes() { impl_->group_->release_writes(); }
 
 void connection::subscribe(bool on, std::vector<std::string> channels,
                            asio::any_completion_handler<void(error_code)> h) {
@@ -223,12 +220,11 @@ void connection::subscribe(bool on, std::vector<std::string> channels,
     resp::request req;
     if (on) {
       self->channels_.insert(channels.begin(), channels.end());
-      req.push_range("SUBSCRIBE", channels);
     } else {
       for (auto const& c : channels) self->channels_.erase(c);
       req.opts().wait_for_connection = false;
-      req.push_range("UNSUBSCRIBE", channels);
     }
+    self->push_subscription(req, on, channels);
     auto on_reply = [self, on, channels = std::move(channels), handler = std::move(handler)](
                         error_code ec, response replies) mutable {
       if (!ec) ec = check_replies(replies);
@@ -246,6 +242,49 @@ void connection::subscribe(bool on, std::vector<std::string> channels,
     };
     self->submit(self->make_entry(outgoing::from(std::move(req)), {}, std::move(on_reply)), false);
   });
+}
+
+void connection::adopt(entry_ptr e, bool asking) {
+  e->st = exec_entry::state::queued;
+  e->replies.clear();
+  e->asking = asking;
+  e->connect_deadline = e->down_deadline = {};
+  impl_->submit(std::move(e), false);
+}
+
+std::vector<entry_ptr> connection::take_queued() { return impl_->mux_.take_queued(); }
+
+void connection::forget_channel(std::string const& channel) { impl_->channels_.erase(channel); }
+
+void connection::reconnect() {
+  asio::dispatch(impl_->executor_, [self = impl_] {
+    if (!self->session_open_) return;
+    // Requests made from now on wait for the next session, not for the one that is ending.
+    self->ready_ = false;
+    self->mux_.set_ready(false);
+    self->stream_.close();
+  });
+}
+
+void connection::impl::push_subscription(resp::request& req, bool on, std::span<std::string const> channels) const {
+  if (!node_.sharded_pubsub) {
+    req.push_range(on ? "SUBSCRIBE" : "UNSUBSCRIBE", channels);
+    return;
+  }
+  for (auto const& c : channels) req.push(on ? "SSUBSCRIBE" : "SUNSUBSCRIBE", c);
+}
+
+// An unsolicited sunsubscribe (a confirmation that no request of ours waits for) says that the
+// node no longer serves the channel's slot.
+void connection::impl::on_push(resp::value const& v) {
+  auto const e = v.elements();
+  if (node_.sharded_pubsub && e.size() >= 2 && e[0].is_string() && e[0].text() == "sunsubscribe" &&
+      e[1].is_string()) {
+    std::string const channel{e[1].text()};
+    if (channels_.erase(channel) > 0 && events_.channel_dropped) events_.channel_dropped(channel);
+    return;
+  }
+  if (events_.push) events_.push(v);
 }
 
 void connection::stop() {

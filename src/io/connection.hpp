@@ -16,9 +16,12 @@
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
 
+#include <boost/asio/awaitable.hpp>
+
 #include <functional>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace redisync::detail::io {
@@ -33,6 +36,22 @@ struct connection_stats {
   std::uint64_t health_pings = 0;
 };
 
+class connection_group;
+
+// Where a connection goes and what it expects there: one server's defaults, or what a router sets
+// for a node of a cluster or a Sentinel's master.
+struct node_options {
+  // Channels of the node's slots: SSUBSCRIBE / SUNSUBSCRIBE, one channel per command (a cluster's
+  // sharded pub/sub names channels of one slot at a time).
+  bool sharded_pubsub = false;
+  // The handshake asks ROLE and fails unless the server is a master (a Sentinel's answer may be
+  // stale: a demoted master is still reachable).
+  bool must_be_master = false;
+  // Asked before each connect attempt for the address to use (a Sentinel's answer); empty: the
+  // config's host and port. An error fails the attempt, which is retried with backoff.
+  std::function<boost::asio::awaitable<std::tuple<error_code, std::string, std::uint16_t>>()> resolve;
+};
+
 struct connection_events {
   std::function<void(resp::value const&)> push;  // a push that is not a (un)subscribe confirmation
   std::function<void()> connected;                // after each handshake, first and later ones
@@ -41,13 +60,23 @@ struct connection_events {
   std::function<void(resp::request&)> extend_handshake;
   // Connection events (event.hpp): attempts, failures with their step, disconnects, backoff.
   std::function<void(event_kind, event_level, error_code, std::string_view detail)> event;
+  // A request whose every reply is a redirect (MOVED, ASK, READONLY): true when the router took
+  // it (it then submits it elsewhere with adopt()); false completes it with those replies.
+  std::function<bool(entry_ptr const&)> redirect;
+  // The server dropped a subscribed channel on its own (an unsolicited sunsubscribe: its slot
+  // moved); it is no longer in this connection's set.
+  std::function<void(std::string const&)> channel_dropped;
+  // The connection failed to connect, or lost its session.
+  std::function<void()> down;
 };
 
 class connection {
  public:
   using executor_type = boost::asio::any_io_executor;
 
-  connection(executor_type ex, config cfg, connection_events events = {});
+  connection(executor_type ex, config cfg, connection_events events = {}, node_options node = {});
+  // One of the connections of `group`, on its strand. `cfg`'s host and port say where it goes.
+  connection(std::shared_ptr<connection_group> group, config cfg, connection_events events, node_options node);
   ~connection();
   connection(connection const&) = delete;
   connection& operator=(connection const&) = delete;
@@ -121,6 +150,19 @@ class connection {
   bool on_strand() const noexcept;
   // Hands the application's completions out of the strand (delivery.hpp).
   std::shared_ptr<delivery> const& completions() const noexcept;
+
+  // Strand only. Takes over `e`, redirected here by the router from another connection (ASK:
+  // `asking` sends ASKING before it). It waits for this connection as a new request would.
+  void adopt(entry_ptr e, bool asking);
+  // Strand only. The requests not yet written, handed over to be sent elsewhere (their node's
+  // slots moved).
+  std::vector<entry_ptr> take_queued();
+  // Strand only. Drops `channel` from the set subscribed again after each reconnect, without a
+  // command (the node no longer serves its slot, or is gone).
+  void forget_channel(std::string const& channel);
+  // From any thread: closes the current session, if any; run() connects again (asking `resolve`
+  // where to, say). Requests made after it wait for the new session.
+  void reconnect();
 
   // Ends run(): closes the socket and fails waiting requests with operation_aborted.
   void stop();

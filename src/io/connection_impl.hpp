@@ -6,39 +6,28 @@
 
 #include "io/backoff.hpp"
 #include "io/connection.hpp"
+#include "io/connection_group.hpp"
 #include "io/health_check.hpp"
 #include "io/reply_spin.hpp"
 #include "io/stream.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/dispatch.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 
 #include <atomic>
 #include <mutex>
 #include <set>
-#include <variant>
 
 namespace redisync::detail::io {
 
 // Requests made while replies are being handled go out in groups of this many (handle_bytes()).
 inline constexpr std::size_t requests_per_reply_flush = 16;
 
-// On an io_context's own executor the strand is made over that type, not over the type-erased
-// executor: Asio 1.26's strand asks its inner executor whether it may block on every hand-off,
-// and through any_io_executor that answer is a heap allocation.
-using io_strand = boost::asio::strand<boost::asio::io_context::executor_type>;
-using any_strand = boost::asio::strand<connection::executor_type>;
-using strand_type = std::variant<io_strand, any_strand>;
-
 struct connection::impl : std::enable_shared_from_this<impl> {
-  impl(executor_type ex, config c, connection_events ev);
+  impl(std::shared_ptr<connection_group> group, config c, connection_events ev);
 
-  bool on_strand() const noexcept {
-    return std::visit([](auto const& s) { return s.running_in_this_thread(); }, strand_);
-  }
+  bool on_strand() const noexcept { return group_->on_strand(); }
 
   // ---- requests (connection.cpp)
   entry_ptr make_entry(outgoing out, late_reply_handler late,
@@ -48,9 +37,10 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   boost::asio::awaitable<std::tuple<error_code, response>> exec_priority(resp::request req);
   void arm_timer();                         // for what the multiplexer has next
   void arm_timer(clock_type::time_point at);  // for `at`, unless armed earlier
-  void begin_arrival() noexcept { ++arrivals_; }
-  void end_arrival();
-  void write_unless_waiting();  // unless writes are held or requests are on their way
+
+  // (UN)SUBSCRIBE, or one SSUBSCRIBE / SUNSUBSCRIBE per channel (node_options::sharded_pubsub).
+  void push_subscription(resp::request& req, bool on, std::span<std::string const> channels) const;
+  void on_push(resp::value const& v);
 
   // ---- lifecycle (lifecycle.cpp)
   boost::asio::awaitable<void> run_loop();
@@ -71,8 +61,9 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   boost::asio::awaitable<void> leave_strand();
   void start_write();
 
-  strand_type strand_;
-  // The strand as a type-erased executor, converted once; everything is posted through it.
+  // The strand and the gate of writes, shared with the other connections of the client's router.
+  std::shared_ptr<connection_group> group_;
+  // The strand as a type-erased executor; everything is posted through it.
   executor_type executor_;
   // A handler that names no executor is the library's own: it completes on the strand (see
   // pending_handler). The client binds the application's handlers to their executors first.
@@ -80,11 +71,12 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   // This connection, for callbacks that may outlive it (set by connection's constructor).
   std::shared_ptr<std::weak_ptr<impl>> self_ = std::make_shared<std::weak_ptr<impl>>();
   std::shared_ptr<delivery> delivery_ = std::make_shared<delivery>(io_executor_, [self = self_] {
-    if (auto s = self->lock()) boost::asio::dispatch(s->executor_, [s] { s->write_unless_waiting(); });
+    if (auto s = self->lock()) boost::asio::dispatch(s->executor_, [s] { s->group_->write_unless_waiting(); });
   });
   completion_homes const homes_{executor_, executor_, delivery_};
   config cfg_;
   connection_events events_;
+  node_options node_;
   multiplexer mux_;
   health_check health_;
   reply_spin spin_;
@@ -103,8 +95,6 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   // cancelled read (a TLS alert, such as a refused client certificate, fails the write first).
   error_code write_error_;
   bool handling_replies_ = false;  // inside handle_bytes()
-  std::size_t writes_held_ = 0;    // hold_writes() not yet released
-  std::atomic<std::size_t> arrivals_{0};  // begin_arrival() whose work has not reached the strand
   std::uint64_t session_ = 0;
   std::set<std::string> channels_;
   std::string handshake_failure_;  // the server's refusal, or the handshake's timeout

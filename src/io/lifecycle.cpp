@@ -29,18 +29,35 @@ asio::awaitable<error_code> sleep_for(std::chrono::milliseconds d, error_code re
 asio::awaitable<void> connection::impl::run_loop() {
   auto self = shared_from_this();
   backoff delays{cfg_.reconnect_delay_min, cfg_.reconnect_delay_max};
-  std::string const where = cfg_.endpoint();
   error_code final_ec;
   while (!stopping_) {
     ++connect_attempts_;
-    emit(event_kind::connecting, event_level::debug, {}, where);
-    auto connected = co_await (stream_.connect(cfg_) || sleep_for(cfg_.connect_timeout, asio::error::timed_out));
-    bool const timed_out = connected.index() == 1;
-    error_code ec = std::visit([](error_code e) { return e; }, connected);
-    std::string_view const step = stream_.step();
     std::string failure;
+    error_code ec;
+    if (node_.resolve) {
+      // Where to go this time (a Sentinel's current master); on failure, the text says why.
+      auto [rec, host, port] = co_await node_.resolve();
+      ec = rec;
+      if (ec) {
+        failure = std::move(host);
+      } else {
+        cfg_.host = std::move(host);
+        cfg_.port = port;
+      }
+    }
+    std::string const where = cfg_.endpoint();
+    bool timed_out = false;
+    if (!ec) {
+      emit(event_kind::connecting, event_level::debug, {}, where);
+      auto connected = co_await (stream_.connect(cfg_) || sleep_for(cfg_.connect_timeout, asio::error::timed_out));
+      timed_out = connected.index() == 1;
+      ec = std::visit([](error_code e) { return e; }, connected);
+    }
+    std::string_view const step = stream_.step();
     bool established = false;
-    if (timed_out) {
+    if (!failure.empty()) {
+      // The resolver's own words.
+    } else if (timed_out) {
       failure = fmt::format("{}: {}: no answer within {} ms{}", where, step, cfg_.connect_timeout.count(),
                             hint(step, ec));
     } else if (ec) {
@@ -63,6 +80,7 @@ asio::awaitable<void> connection::impl::run_loop() {
       break;
     }
     bool const fatal = ec == error::auth_failed || ec == error::handshake_failed;
+    if (events_.down) events_.down();
     if (established) {
       emit(event_kind::disconnected, event_level::warning, ec, where);
     } else {
@@ -163,7 +181,11 @@ resp::request connection::impl::handshake_request() const {
     req.push("HELLO", "3", "AUTH", user, cfg_.password, "SETNAME", cfg_.client_name);
   }
   if (cfg_.database != 0) req.push("SELECT", cfg_.database);
-  if (!channels_.empty()) req.push_range("SUBSCRIBE", channels_);
+  if (node_.must_be_master) req.push("ROLE");
+  if (!channels_.empty()) {
+    std::vector<std::string> const channels{channels_.begin(), channels_.end()};
+    push_subscription(req, true, channels);
+  }
   if (events_.extend_handshake) events_.extend_handshake(req);
   return req;
 }
@@ -172,6 +194,15 @@ resp::request connection::impl::handshake_request() const {
 // A refusal's words are kept for the failure's description.
 error_code connection::impl::check_handshake(response const& replies) {
   std::size_t const checked = cfg_.database != 0 ? 2 : 1;
+  if (node_.must_be_master && checked < replies.size()) {
+    // A failover demoted it since the Sentinel said otherwise: ask again after a pause.
+    auto const role = replies[checked].elements();
+    if (role.empty() || !role[0].is_string() || role[0].text() != "master") {
+      handshake_failure_ = fmt::format("ROLE says {}, not master (a failover is under way?)",
+                                       role.empty() ? resp::debug_string(replies[checked]) : std::string{role[0].text()});
+      return error::read_only;
+    }
+  }
   for (std::size_t i = 0; i < checked && i < replies.size(); ++i) {
     if (!replies[i].is_error()) continue;
     handshake_failure_ = fmt::format("{} refused: {}", i == 0 ? "HELLO" : "SELECT", replies[i].text());

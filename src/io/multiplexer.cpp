@@ -19,15 +19,23 @@ bool is_confirmation(resp::value const& push) {
   return !e.empty() && e[0].is_string() && resp::is_subscribe_family(e[0].text());
 }
 
-bool all_transient(response const& replies) {
+// Whether every reply is an error for which `pick` says yes.
+template <class Pick>
+bool all_errors(response const& replies, Pick pick) {
   if (replies.empty()) return false;
   for (auto const& r : replies) {
-    if (!r.is_error()) return false;
-    auto const code = error_from_server_text(r.text());
-    if (code != error::loading && code != error::busy) return false;
+    if (!r.is_error() || !pick(error_from_server_text(r.text()))) return false;
   }
   return true;
 }
+
+bool all_transient(response const& replies) { return all_errors(replies, is_transient); }
+
+bool all_redirects(response const& replies) {
+  return all_errors(replies, [](error e) { return e == error::moved || e == error::ask || e == error::read_only; });
+}
+
+constexpr std::string_view asking_command = "*1\r\n$6\r\nASKING\r\n";
 
 }  // namespace
 
@@ -113,12 +121,24 @@ std::size_t multiplexer::take_for_write(std::string& out) {
   return count;
 }
 
+std::vector<entry_ptr> multiplexer::take_queued() {
+  std::vector<entry_ptr> taken{std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end())};
+  queue_.clear();
+  return taken;
+}
+
 void multiplexer::take(std::deque<entry_ptr>& from, std::string& out, std::size_t& count) {
   while (!from.empty()) {
     std::size_t calls = 1;
     outgoing const& first = from.front()->out;
-    while (calls < from.size() && calls < calls_per_merged_command && first.merges_with(from[calls]->out)) {
+    bool const asking = std::exchange(from.front()->asking, false);
+    while (!asking && calls < from.size() && calls < calls_per_merged_command && first.merges_with(from[calls]->out) &&
+           !from[calls]->asking) {
       ++calls;
+    }
+    if (asking) {
+      out += asking_command;
+      from.front()->asking_sent = true;
     }
     if (calls == 1) {
       out += first.payload;
@@ -178,6 +198,7 @@ void multiplexer::on_message(resp::value v, error_code& ec) {
     return;
   }
   auto const& e = in_flight_.front();
+  if (std::exchange(e->asking_sent, false)) return;  // ASKING's +OK
   if (e->out.merge.hook != nullptr) {
     on_item_reply(std::move(v), ec);
     return;
@@ -222,6 +243,11 @@ void multiplexer::complete_front_if_done() {
 }
 
 void multiplexer::finish(entry_ptr const& e) {
+  // The command did not run where it went: the router sends it where the server says.
+  if (!e->abandoned && hooks_.redirect && e->redirects < max_redirects && all_redirects(e->replies)) {
+    ++e->redirects;
+    if (hooks_.redirect(e)) return;
+  }
   if (!e->abandoned && e->out.opts.retry_transient && all_transient(e->replies) && now_ < e->retry_deadline) {
     e->st = exec_entry::state::retry_wait;
     e->replies.clear();

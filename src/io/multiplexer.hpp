@@ -52,6 +52,10 @@ struct exec_entry {
   clock_type::time_point retry_deadline{};  // after this, transient errors are final
   clock_type::time_point connect_deadline{};  // waiting for a connection: fails with not_connected then
   clock_type::time_point down_deadline{};     // earlier, once a connect attempt has failed
+  unsigned redirects = 0;  // MOVED, ASK and READONLY replies followed (a bound against loops)
+  bool asking = false;     // sent after ASKING (its reply is dropped), once
+  bool asking_sent = false;  // the ASKING reply is still to come
+  std::weak_ptr<void> home;  // the connection whose multiplexer has it (for cancellation)
 };
 
 using entry_ptr = std::shared_ptr<exec_entry>;
@@ -63,7 +67,13 @@ class multiplexer {
     std::function<void(resp::value const&)> push;
     // Completes `e` with `ec` outside the current call (which may be an initiating function).
     std::function<void(entry_ptr, error_code)> finish_later;
+    // A request whose every reply redirects it elsewhere (MOVED, ASK, READONLY): true when the
+    // hook took it over; false completes it with those replies.
+    std::function<bool(entry_ptr const&)> redirect;
   };
+
+  // A request is redirected this many times at most; the next redirect is its reply.
+  static constexpr unsigned max_redirects = 5;
 
   // `connection_wait`: how long a request waits for a connection before it fails.
   multiplexer(std::chrono::milliseconds transient_budget, std::chrono::milliseconds connection_wait, hooks h)
@@ -93,6 +103,9 @@ class multiplexer {
 
   bool has_writable() const noexcept { return !priority_.empty() || (ready_ && !queue_.empty()); }
   std::size_t queued() const noexcept { return queue_.size(); }
+  // The queued requests, taken out unwritten (for another connection).
+  std::vector<entry_ptr> take_queued();
+
   // Appends everything writable to `out`; returns how many requests that is.
   std::size_t take_for_write(std::string& out);
   bool reply_due() const noexcept { return !in_flight_.empty(); }

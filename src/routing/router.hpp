@@ -39,6 +39,8 @@ class router {
 
   virtual slot_type slot_of(std::string_view key) const noexcept = 0;
   virtual node_id node_of(slot_type slot) const noexcept = 0;
+  // A slot that `node` serves, to address a command to that node (0 if it serves none).
+  virtual slot_type a_slot_of(node_id node) const noexcept = 0;
   // Whether the node of `slot` has a connection that takes requests now.
   virtual bool connected(slot_type slot) const noexcept = 0;
 

@@ -4,8 +4,9 @@ namespace redisync::detail::routing {
 
 namespace {
 
-io::connection_events to_node_events(router_events events) {
+io::connection_events to_node_events(router_events events, std::function<bool(io::entry_ptr const&)> redirect) {
   io::connection_events out;
+  out.redirect = std::move(redirect);
   out.push = std::move(events.push);
   out.event = std::move(events.event);
   if (events.connected) out.connected = [f = std::move(events.connected)] { f(0); };
@@ -17,8 +18,9 @@ io::connection_events to_node_events(router_events events) {
 
 }  // namespace
 
-standalone::standalone(io::connection::executor_type ex, config cfg, router_events events)
-    : conn_{std::move(ex), std::move(cfg), to_node_events(std::move(events))} {}
+standalone::standalone(io::connection::executor_type ex, config cfg, router_events events, io::node_options node,
+                       std::function<bool(io::entry_ptr const&)> redirect)
+    : conn_{std::move(ex), std::move(cfg), to_node_events(std::move(events), std::move(redirect)), std::move(node)} {}
 
 void standalone::exec(slot_type, io::outgoing out, io::late_reply_handler late,
                       boost::asio::any_completion_handler<void(io::error_code, io::response)> handler) {

@@ -1,19 +1,23 @@
 #pragma once
 
-// One Redis server: every slot is slot 0 on node 0, served by one connection.
+// One Redis server: every slot is slot 0 on node 0, served by one connection (to a fixed address,
+// or to a Sentinel's current master: see sentinel.hpp).
 
 #include "routing/router.hpp"
 
 namespace redisync::detail::routing {
 
-class standalone final : public router {
+class standalone : public router {
  public:
-  standalone(io::connection::executor_type ex, config cfg, router_events events);
+  // `redirect`: see io::connection_events (a Sentinel's master answers READONLY once demoted).
+  standalone(io::connection::executor_type ex, config cfg, router_events events, io::node_options node = {},
+             std::function<bool(io::entry_ptr const&)> redirect = {});
 
   io::connection::executor_type strand() const noexcept override { return conn_.get_executor(); }
   io::connection::executor_type io_executor() const noexcept override { return conn_.io_executor(); }
   slot_type slot_of(std::string_view) const noexcept override { return 0; }
   node_id node_of(slot_type) const noexcept override { return 0; }
+  slot_type a_slot_of(node_id) const noexcept override { return 0; }
   bool connected(slot_type) const noexcept override { return conn_.is_ready(); }
 
   void exec(slot_type slot, io::outgoing out, io::late_reply_handler late,
@@ -32,7 +36,7 @@ class standalone final : public router {
   io::connection_stats stats() const noexcept override { return conn_.stats(); }
   std::string last_failure() const override { return conn_.last_failure(); }
 
- private:
+ protected:
   io::connection conn_;
 };
 

@@ -20,6 +20,7 @@ void script_runner::send(script const& s, routing::slot_type slot, io::outgoing 
                          asio::any_completion_handler<void(error_code, io::response)> handler) {
   auto& used = node(router_.node_of(slot)).used;
   if (std::find(used.begin(), used.end(), &s) == used.end()) used.push_back(&s);
+  if (sharded_ && s.publishes) append_argument(out, "spublish");
   router_.exec(slot, std::move(out), std::move(late), std::move(handler));
 }
 

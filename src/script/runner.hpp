@@ -19,8 +19,9 @@ namespace redisync::detail {
 class script_runner {
  public:
   // `anchor` keeps the client alive while a load is pending.
-  script_runner(routing::router& r, std::function<std::shared_ptr<void>()> anchor)
-      : router_{r}, anchor_{std::move(anchor)} {}
+  // `sharded`: scripts that publish do it with SPUBLISH (a cluster's channels).
+  script_runner(routing::router& r, std::function<std::shared_ptr<void>()> anchor, bool sharded = false)
+      : router_{r}, anchor_{std::move(anchor)}, sharded_{sharded} {}
 
   routing::router& router() noexcept { return router_; }
 
@@ -44,6 +45,7 @@ class script_runner {
 
   routing::router& router_;
   std::function<std::shared_ptr<void>()> anchor_;
+  bool sharded_;
   std::vector<node_scripts> nodes_;
 };
 

@@ -74,13 +74,24 @@ io::outgoing script_call(script const& s, routing::slot_type slot, std::span<std
   for (auto const k : keys) resp::encode::bulk(out.payload, k);
   std::size_t const args_begin = out.payload.size();
   for (auto const a : argv) resp::encode::bulk(out.payload, a);
-  if (s.takes_items && by_digest) {
-    out.merge = {&merge_items, &s, slot,
-                 {static_cast<std::uint32_t>(digest_begin), static_cast<std::uint32_t>(keys_begin),
-                  static_cast<std::uint32_t>(args_begin),
-                  static_cast<std::uint32_t>(keys.size() | argv.size() << 16)}};
-  }
+  out.merge = {s.takes_items && by_digest ? &merge_items : nullptr, &s, slot,
+               {static_cast<std::uint32_t>(digest_begin), static_cast<std::uint32_t>(keys_begin),
+                static_cast<std::uint32_t>(args_begin),
+                static_cast<std::uint32_t>(keys.size() | argv.size() << 16)}};
   return out;
+}
+
+void append_argument(io::outgoing& out, std::string_view arg) {
+  auto& marks = out.merge.marks;
+  std::size_t const keys = marks[3] & 0xffff, args = marks[3] >> 16;
+  std::size_t const old_header = out.payload.find("\r\n") + 2;
+  std::string header;
+  resp::encode::array_header(header, 3 + keys + args + 1);
+  out.payload.replace(0, old_header, header);
+  resp::encode::bulk(out.payload, arg);
+  auto const shift = static_cast<std::int64_t>(header.size()) - static_cast<std::int64_t>(old_header);
+  for (std::size_t i = 0; i < 3; ++i) marks[i] = static_cast<std::uint32_t>(marks[i] + shift);
+  marks[3] = static_cast<std::uint32_t>(keys | (args + 1) << 16);
 }
 
 io::outgoing script_call(script const& s, routing::slot_type slot, script_args const& args, bool by_digest,

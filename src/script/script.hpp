@@ -21,6 +21,9 @@ struct script {
   // one slot are merged into one command (script.cpp); the script answers a call alone with
   // its item's reply and merged calls with an array of them, and each caller gets its own.
   bool takes_items = false;
+  // It publishes on a lock's channel with the command its last argument names, 'spublish' in a
+  // cluster (publish.lua); without it, PUBLISH. The script runner adds it.
+  bool publishes = false;
 };
 
 struct script_args {
@@ -35,5 +38,8 @@ io::outgoing script_call(script const& s, routing::slot_type slot, std::span<std
                          resp::request::options opts = {});
 io::outgoing script_call(script const& s, routing::slot_type slot, script_args const& args,
                          bool by_digest = true, resp::request::options opts = {});
+
+// Adds `arg` after the arguments of a call made by script_call (merged calls each keep theirs).
+void append_argument(io::outgoing& out, std::string_view arg);
 
 }  // namespace redisync::detail

@@ -2,6 +2,8 @@
 
 #include <boost/asio/bind_executor.hpp>
 
+#include <map>
+
 namespace redisync::detail::sync {
 
 namespace asio = boost::asio;
@@ -112,17 +114,27 @@ void channels::flush(std::function<void(error_code)> done) {
     done({});
     return;
   }
-  // One UNSUBSCRIBE per slot would be needed in a cluster; every channel here is in slot 0's node.
-  std::vector<std::string> names;
-  for (auto const& [channel, e] : dropping) names.push_back(channel);
-  auto const slot = dropping.front().second->slot;
-  auto on_done = [this, anchor = anchor_(), dropping = std::move(dropping), done = std::move(done)](error_code ec) {
-    for (auto const& [channel, e] : dropping) {
-      if (e->st == state::unsubscribing) erase_if_unused(channel, e);
-    }
-    done(ec);
+  // One command per slot: a cluster node serves (and a sharded UNSUBSCRIBE names) one slot's.
+  std::map<routing::slot_type, std::vector<std::string>> by_slot;
+  for (auto const& [channel, e] : dropping) by_slot[e->slot].push_back(channel);
+  struct progress {
+    std::size_t left;
+    error_code first_error;
   };
-  router_.subscribe(false, slot, std::move(names), asio::bind_executor(router_.strand(), std::move(on_done)));
+  auto state_of_flush = std::make_shared<progress>(progress{by_slot.size(), {}});
+  auto shared_done = std::make_shared<std::function<void(error_code)>>(std::move(done));
+  auto shared_dropping = std::make_shared<decltype(dropping)>(std::move(dropping));
+  for (auto& [slot, names] : by_slot) {
+    auto on_done = [this, anchor = anchor_(), state_of_flush, shared_done, shared_dropping](error_code ec) {
+      if (ec && !state_of_flush->first_error) state_of_flush->first_error = ec;
+      if (--state_of_flush->left > 0) return;
+      for (auto const& [channel, e] : *shared_dropping) {
+        if (e->st == state::unsubscribing) erase_if_unused(channel, e);
+      }
+      (*shared_done)(state_of_flush->first_error);
+    };
+    router_.subscribe(false, slot, std::move(names), asio::bind_executor(router_.strand(), std::move(on_done)));
+  }
 }
 
 void channels::stop() {

@@ -1,6 +1,6 @@
 #include "sync/client_core.hpp"
 
-#include "routing/standalone.hpp"
+#include "routing/make_router.hpp"
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -72,14 +72,14 @@ client_core::client_core(private_tag, asio::any_io_executor ex, config cfg)
     : own_thread_{cfg.own_thread ? std::make_unique<own_thread>() : nullptr},
       cfg_{std::move(cfg)},
       application_{std::move(ex)},
-      router_{std::make_unique<routing::standalone>(
+      router_{routing::make_router(
           own_thread_ ? asio::any_io_executor{own_thread_->get_executor()} : application_, cfg_,
           routing::router_events{
               .push = [self = self_](resp::value const& v) {
                 if (auto core = self->lock()) core->on_push(v);
               },
-              .connected = [self = self_](routing::node_id) {
-                if (auto core = self->lock()) core->on_connected();
+              .connected = [self = self_](routing::node_id node) {
+                if (auto core = self->lock()) core->on_connected(node);
               },
               .extend_handshake = [self = self_](routing::node_id node, resp::request& req) {
                 if (auto core = self->lock()) core->runner_.extend_handshake(node, req);
@@ -88,7 +88,8 @@ client_core::client_core(private_tag, asio::any_io_executor ex, config cfg)
                 if (auto core = self->lock()) core->emit(k, l, {}, {}, ec, detail);
               }})},
       strand_{router_->strand()},
-      runner_{*router_, [self = self_]() -> std::shared_ptr<void> { return self->lock(); }},
+      runner_{*router_, [self = self_]() -> std::shared_ptr<void> { return self->lock(); },
+              cfg_.mode == topology::cluster},
       channels_{*router_, cfg_.subscription_linger, [self = self_]() -> std::shared_ptr<void> { return self->lock(); }},
       leases_{runner_, cfg_.watchdog_tick,
               {.anchor = [self = self_]() -> std::shared_ptr<void> { return self->lock(); },
@@ -282,7 +283,8 @@ void client_core::wake_first_waiter(std::string const& channel) {
 
 void client_core::on_push(resp::value const& push) {
   auto const e = push.elements();
-  if (e.size() != 3 || !e[0].is_string() || e[0].text() != "message") return;
+  // A cluster's channels are sharded ("smessage").
+  if (e.size() != 3 || !e[0].is_string() || (e[0].text() != "message" && e[0].text() != "smessage")) return;
   std::string channel{e[1].text()};
   if (e[2].text() == "0") lose_holds_told_free(channel);  // Redisson's unlock message
   // Only Redisson's unlock messages can be a waking release's own (a grant names its writer).
@@ -296,16 +298,19 @@ void client_core::on_push(resp::value const& push) {
   it->second.deliver(e[2].text());
 }
 
-void client_core::on_connected() {
-  // Messages may have been missed while disconnected: the first waiter of each queue tries again
-  // (one call per lock, not a herd); the others follow as the queue moves.
-  for (auto& [channel, q] : queues_) q.wake_one();
-  check_eviction_policy();
+void client_core::on_connected(routing::node_id node) {
+  // Messages may have been missed while disconnected: the first waiter of each queue whose lock
+  // is on that node tries again (one call per lock, not a herd); the others follow as the queue
+  // moves.
+  for (auto& [channel, q] : queues_) {
+    if (router_->node_of(router_->slot_of(channel)) == node) q.wake_one();
+  }
+  check_eviction_policy(node);
 }
 
 // Every lock key has a TTL, so any policy but noeviction (volatile-* included) may evict one under
 // its holder, silently: the holder learns at its next renewal, another owner may take it before.
-void client_core::check_eviction_policy() {
+void client_core::check_eviction_policy(routing::node_id node) {
   resp::request info;
   info.push("INFO", "memory");
   auto on_reply = [self = self_](error_code ec, io::response replies) {
@@ -322,7 +327,7 @@ void client_core::check_eviction_policy() {
     core->emit(event_kind::eviction_possible, event_level::warning, {}, {}, {},
                "maxmemory-policy " + std::string{policy} + ": lock keys may be evicted under their holders");
   };
-  router_->exec(0, io::outgoing::from(std::move(info)), {}, std::move(on_reply));
+  router_->exec(router_->a_slot_of(node), io::outgoing::from(std::move(info)), {}, std::move(on_reply));
 }
 
 void client_core::emit(event_kind kind, event_level level, std::string_view lock, std::string_view owner,

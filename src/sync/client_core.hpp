@@ -168,8 +168,8 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
 
  private:
   void on_push(resp::value const& push);
-  void on_connected();
-  void check_eviction_policy();
+  void on_connected(routing::node_id node);
+  void check_eviction_policy(routing::node_id node);
   void forget_hold(std::shared_ptr<hold_state> const& hold);
   void lose_holds_told_free(std::string const& channel);
   void wake_every_waiter();
@@ -186,7 +186,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   std::shared_ptr<std::weak_ptr<client_core>> self_ = std::make_shared<std::weak_ptr<client_core>>();
   config cfg_;
   boost::asio::any_io_executor application_;
-  std::unique_ptr<routing::router> router_;
+  std::shared_ptr<routing::router> router_;
   boost::asio::any_io_executor strand_;
   completion_homes const homes_{strand_, application_, router_->completions(),
                                 application_ == router_->io_executor()};  // see pending_handler

@@ -67,9 +67,7 @@ namespace {
 
 // A client of `url` that retries soon and waits for a connection no longer than 2 s.
 redisync::config tls_config(std::string const& url) {
-  auto cfg = redisync::config::from_url(url);
-  cfg.reconnect_delay_min = 10ms;
-  cfg.reconnect_delay_max = 100ms;
+  auto cfg = redisync::test::fast_config(url);
   cfg.connection_wait_limit = 2s;
   return cfg;
 }

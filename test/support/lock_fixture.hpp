@@ -21,13 +21,16 @@
 
 namespace redisync::test {
 
-inline config fast_config(process::redis_server const& redis) {
-  auto cfg = config::from_url(redis.url());
+// A client of `url` (any topology) that reconnects soon and lets go of channels soon.
+inline config fast_config(std::string const& url) {
+  auto cfg = config::from_url(url);
   cfg.reconnect_delay_min = std::chrono::milliseconds{10};
   cfg.reconnect_delay_max = std::chrono::milliseconds{100};
   cfg.subscription_linger = std::chrono::milliseconds{50};
   return cfg;
 }
+
+inline config fast_config(process::redis_server const& redis) { return fast_config(redis.url()); }
 
 // Runs a client for the length of a test body; stop() ends it and waits for run() to complete.
 class running_client {
@@ -47,26 +50,33 @@ class running_client {
   event done_;
 };
 
-// A test case's private redis-server, and run(): an io_context with a client of that server running
-// on it, the body, then the client stopped and no work left behind (see run_async).
+using client_body = std::function<asio::awaitable<void>(asio::io_context&, client&)>;
+
+// An io_context with a client of `cfg` running on it, the body, then the client stopped and no
+// work left behind (see run_async).
+inline void run_client(config const& cfg, client_body body, std::chrono::seconds limit = std::chrono::seconds{60}) {
+  run_async(
+      [&](asio::io_context& ctx) -> asio::awaitable<void> {
+        running_client c{ctx, cfg};
+        co_await body(ctx, *c);
+        co_await c.stop();
+      },
+      limit);
+}
+
+// A test case's private redis-server, and run(): run_client with a client of that server.
 struct lock_env {
   process::redis_server redis;
 
   lock_env() = default;
   explicit lock_env(process::redis_options options) : redis{std::move(options)} {}
 
-  using body_type = std::function<asio::awaitable<void>(asio::io_context&, client&)>;
+  using body_type = client_body;
   // `tune` changes the test configuration (fast_config) before the client is made.
   void run(body_type body, std::function<void(config&)> tune = {}, std::chrono::seconds limit = std::chrono::seconds{60}) {
-    run_async(
-        [&](asio::io_context& ctx) -> asio::awaitable<void> {
-          auto cfg = fast_config(redis);
-          if (tune) tune(cfg);
-          running_client c{ctx, cfg};
-          co_await body(ctx, *c);
-          co_await c.stop();
-        },
-        limit);
+    auto cfg = fast_config(redis);
+    if (tune) tune(cfg);
+    run_client(cfg, std::move(body), limit);
   }
 };
 
@@ -161,8 +171,10 @@ using redisync::error;
 using redisync::held;
 using redisync::hold_status;
 using redisync::process::redis_server;
+using redisync::test::fast_config;
 using redisync::test::lock_env;
 using redisync::test::run_async;
+using redisync::test::run_client;
 using redisync::test::running_client;
 using namespace std::chrono_literals;
 inline constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);

@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,7 +31,8 @@ class mux_fixture {
   mux_fixture()
       : mux{200ms, 1s,
             {.push = [this](redisync::resp::value const& v) { pushes.push_back(v); },
-             .finish_later = [this](io::entry_ptr e, error_code ec) { e->handler.complete(ec, {}); }}} {}
+             .finish_later = [this](io::entry_ptr e, error_code ec) { e->handler.complete(ec, {}); },
+             .redirect = [this](io::entry_ptr const& e) { return redirect && redirect(e); }}} {}
 
   // Submits `req`; its outcome lands in the returned slot once delivered().
   outcome& submit(io::outgoing out, bool priority = false, io::late_reply_handler late = {}) {
@@ -73,6 +75,7 @@ class mux_fixture {
   std::vector<io::entry_ptr> entries;
   std::vector<redisync::resp::value> pushes;
   std::string unread;
+  std::function<bool(io::entry_ptr const&)> redirect;  // the router's hook; empty: none
   io::multiplexer mux;
 };
 
@@ -238,6 +241,68 @@ BOOST_AUTO_TEST_CASE(loading_and_busy_replies_are_sent_again_after_a_pause_until
   f.delivered();
   BOOST_TEST_REQUIRE(r.ec.has_value());
   BOOST_TEST(r.replies.at(0).is_error());
+}
+
+BOOST_AUTO_TEST_CASE(tryagain_and_clusterdown_replies_are_sent_again_like_loading) {
+  mux_fixture f;
+  f.mux.set_ready(true);
+  auto& r = f.submit(command("GET", "a"));
+  f.written();
+  BOOST_TEST(!f.feed("-TRYAGAIN Multiple keys request during rehashing of slot\r\n"));
+  f.now += 10ms;
+  f.mux.on_timer(f.now);
+  BOOST_TEST(f.written() == command("GET", "a").payload());
+  BOOST_TEST(!f.feed("-CLUSTERDOWN The cluster is down\r\n"));
+  f.now += 20ms;
+  f.mux.on_timer(f.now);
+  BOOST_TEST(f.written() == command("GET", "a").payload());
+  BOOST_TEST(!f.feed("$1\r\nv\r\n"));
+  f.delivered();
+  BOOST_TEST_REQUIRE(r.ec.has_value());
+  BOOST_TEST(!*r.ec);
+  BOOST_TEST(r.replies.at(0).text() == "v");
+}
+
+BOOST_AUTO_TEST_CASE(a_moved_reply_goes_to_the_redirect_hook_which_may_take_the_request_over) {
+  mux_fixture f;
+  f.mux.set_ready(true);
+  io::entry_ptr taken;
+  f.redirect = [&](io::entry_ptr const& e) {
+    taken = e;
+    return true;
+  };
+  auto& r = f.submit(command("GET", "a"));
+  f.written();
+  BOOST_TEST(!f.feed("-MOVED 15495 127.0.0.1:7002\r\n"));
+  f.delivered();
+  BOOST_TEST(!r.ec.has_value());  // not completed: the router has it
+  BOOST_TEST_REQUIRE(taken != nullptr);
+  BOOST_TEST(taken->redirects == 1u);
+  BOOST_TEST(taken->replies.at(0).text() == "MOVED 15495 127.0.0.1:7002");
+  // A hook that declines (or a request redirected too often) completes with the reply.
+  f.redirect = [](io::entry_ptr const&) { return false; };
+  auto& declined = f.submit(command("GET", "b"));
+  f.written();
+  BOOST_TEST(!f.feed("-ASK 3999 127.0.0.1:7001\r\n"));
+  f.delivered();
+  BOOST_TEST_REQUIRE(declined.ec.has_value());
+  BOOST_TEST(declined.replies.at(0).text() == "ASK 3999 127.0.0.1:7001");
+}
+
+BOOST_AUTO_TEST_CASE(an_asking_request_is_written_after_asking_alone_and_the_asking_reply_is_dropped) {
+  mux_fixture f;
+  f.mux.set_ready(true);
+  auto& first = f.submit(command("GET", "a"));
+  f.entries.back()->asking = true;
+  auto& second = f.submit(command("GET", "b"));
+  BOOST_TEST(f.written() == std::string{"*1\r\n$6\r\nASKING\r\n"} + std::string{command("GET", "a").payload()} + std::string{command("GET", "b").payload()});
+  BOOST_TEST(!f.feed("+OK\r\n$1\r\n1\r\n$1\r\n2\r\n"));
+  f.delivered();
+  BOOST_TEST_REQUIRE(first.ec.has_value());
+  BOOST_TEST(first.replies.size() == 1u);
+  BOOST_TEST(first.replies.at(0).text() == "1");
+  BOOST_TEST_REQUIRE(second.ec.has_value());
+  BOOST_TEST(second.replies.at(0).text() == "2");
 }
 
 BOOST_AUTO_TEST_CASE(a_request_waits_for_a_connection_no_longer_than_the_connection_wait) {

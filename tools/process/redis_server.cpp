@@ -15,6 +15,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -39,6 +40,9 @@ namespace {
 struct not_runnable : std::runtime_error {
   not_runnable() : std::runtime_error{"not runnable"} {}
 };
+
+// In the server's own directory, so that each server has its own.
+constexpr char const* config_file_name = "redis.conf";
 
 std::filesystem::path make_temp_dir() {
   std::string pattern = (std::filesystem::temp_directory_path() / "redisync-redis-XXXXXX").string();
@@ -93,8 +97,13 @@ resp::value exchange(std::uint16_t port, resp::request const& req, std::size_t r
 
 }  // namespace
 
-redis_server::redis_server(redis_options options) : options_{std::move(options)} {
+redis_server::redis_server(redis_options options) : options_{std::move(options)}, port_{options_.port} {
   dir_ = make_temp_dir();
+  if (!options_.config_file_lines.empty()) {
+    std::ofstream file{dir_ / config_file_name};
+    for (auto const& line : options_.config_file_lines) file << line << '\n';
+    if (!file.flush()) throw std::runtime_error{"cannot write " + (dir_ / config_file_name).string()};
+  }
   start();
 }
 
@@ -114,20 +123,24 @@ std::string redis_server::url() const {
 
 void redis_server::start() {
   if (pid_ > 0) return;
-  // A first start may take any free port; a restart must keep the one its clients know.
-  bool const restart = port_ != 0;
+  // A first start may take any free port; a restart must keep the one its clients know, and so must
+  // a start on a port that the caller chose.
+  bool const keep_port = port_ != 0;
   auto const deadline = std::chrono::steady_clock::now() + options_.start_timeout;
   for (int attempt = 0;; ++attempt) {
-    if (!restart) port_ = free_loopback_port();
-    std::vector<std::string> args{"--port", std::to_string(port_),
-                                  "--bind", "127.0.0.1",
-                                  "--save", "",
-                                  "--appendonly", "no",
-                                  // A replica's first sync starts at once, not after 5 s.
-                                  "--repl-diskless-sync-delay", "0",
-                                  "--daemonize", "no",
-                                  "--dir", dir_.string(),
-                                  "--logfile", (dir_ / "redis.log").string()};
+    if (!keep_port) port_ = free_loopback_port();
+    std::vector<std::string> args;
+    // redis-server only takes a config file as its first argument.
+    if (!options_.config_file_lines.empty()) args.push_back((dir_ / config_file_name).string());
+    args.insert(args.end(), {"--port", std::to_string(port_),
+                             "--bind", "127.0.0.1",
+                             "--save", "",
+                             "--appendonly", "no",
+                             // A replica's first sync starts at once, not after 5 s.
+                             "--repl-diskless-sync-delay", "0",
+                             "--daemonize", "no",
+                             "--dir", dir_.string(),
+                             "--logfile", (dir_ / "redis.log").string()});
     if (options_.replica_of != 0) {
       args.insert(args.end(), {"--replicaof", "127.0.0.1", std::to_string(options_.replica_of)});
     }
@@ -136,6 +149,7 @@ void redis_server::start() {
       if (options_.replica_of != 0) args.insert(args.end(), {"--masterauth", options_.password});
     }
     args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
+    if (options_.sentinel) args.push_back("--sentinel");
     // The server logs to its file; it must not hold a test runner's pipes open.
     pid_ = spawn_child("redis-server", args, {.stdout_file = {}, .quiet_stderr = true});
     try {
@@ -147,13 +161,13 @@ void redis_server::start() {
       // Most likely another socket holds the port: a first start tries another, a restart waits.
       kill_hard();
     }
-    bool const gave_up = restart ? std::chrono::steady_clock::now() > deadline : attempt == 4;
+    bool const gave_up = keep_port ? std::chrono::steady_clock::now() > deadline : attempt == 4;
     if (gave_up) {
       throw std::runtime_error{
           fmt::format("redis-server did not start on port {}; see {}/redis.log", port_, dir_.string())};
     }
     // Waiting for a port that another socket holds: nothing to wait on but time.
-    if (restart) std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    if (keep_port) std::this_thread::sleep_for(std::chrono::milliseconds{20});
   }
 }
 
@@ -239,6 +253,25 @@ void redis_server::stop() {
   ::kill(pid_, SIGCONT);
   ::kill(pid_, SIGTERM);
   reap(std::chrono::milliseconds{5000});
+}
+
+void wait_until(std::string_view what, std::chrono::milliseconds limit,
+                std::function<std::string()> const& unmet) {
+  auto const deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    std::string state;
+    try {
+      state = unmet();
+    } catch (std::exception const& e) {
+      state = e.what();
+    }
+    if (state.empty()) return;
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error{fmt::format("gave up after {} ms waiting for {}: {}", limit.count(), what, state)};
+    }
+    // Server states have no event to await: nothing to wait on but time.
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  }
 }
 
 }  // namespace redisync::process

@@ -2,7 +2,7 @@
 
 // A private redis-server process on a free loopback port, for tests and for `redisync demo`.
 // Started without persistence in its own temporary directory, waited for until it answers PING,
-// and stopped by its PID.
+// and stopped by its PID. The cluster and sentinel fixtures are made of these.
 
 #include <redisync/resp/value.hpp>
 
@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -23,6 +24,14 @@ struct redis_options {
   std::uint16_t replica_of = 0;         // port of a master on 127.0.0.1, or 0
   std::string password;                 // used by command() and to build url()
   std::chrono::milliseconds start_timeout{10000};
+  // 0: a free one. A caller that needs the port in other arguments (a cluster node's config file
+  // name) chooses it; the first start then keeps it, waiting for it like a restart.
+  std::uint16_t port = 0;
+  // Written to a config file in the server's directory before its first start and passed first on
+  // the command line: Sentinel refuses to run without one that it can rewrite, and a restart keeps
+  // what it wrote there.
+  std::vector<std::string> config_file_lines;
+  bool sentinel = false;  // --sentinel mode, with config_file_lines naming what to monitor
 };
 
 // Options for a replica of the server on 127.0.0.1:`master_port`.
@@ -81,5 +90,11 @@ class redis_server {
 
 // A TCP port on 127.0.0.1 that was free a moment ago.
 std::uint16_t free_loopback_port();
+
+// For server states that have no event to await (a cluster converging, a failover): calls `unmet`
+// every 50 ms until it returns an empty string, or throws after `limit`, naming `what` and the
+// last unmet state. An exception from `unmet` counts as an unmet state (a node not answering yet).
+void wait_until(std::string_view what, std::chrono::milliseconds limit,
+                std::function<std::string()> const& unmet);
 
 }  // namespace redisync::process

@@ -17,6 +17,7 @@
 -- the head by name on the fair channel, or publishes Redisson's '0' on the lock's channel when
 -- nobody is queued. leave takes the owner out of the queue (a waiter that gave up)
 -- and calls the next head if the lock is free; it answers 1.
+-- include: publish.lua
 -- include: next_token.lua
 -- include: hold_depth.lua
 -- include: acquire.lua
@@ -78,7 +79,7 @@ if op == 'release' then
   if head then
     refused = call_head(lock, head, fair_channel)
   else
-    local told = redis.pcall('publish', lock_channel, '0')
+    local told = redis.pcall(publish_command, lock_channel, '0')
     if type(told) == 'table' then refused = told end
   end
   if refused then return {0, refused} end

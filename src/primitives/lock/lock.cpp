@@ -8,6 +8,13 @@
 #include "primitives/rw_lock/protocol.hpp"
 #include "sync/client_core.hpp"
 #include "sync/launch.hpp"
+#include "routing/exec_one.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/core.h>
 
 namespace redisync {
 
@@ -25,9 +32,52 @@ using detail::rw_protocol::field_of;  // a write side's hash field; any other lo
 
 bool is_read_write(lock_kind kind) { return kind == lock_kind::read || kind == lock_kind::write; }
 
+held* hold_in(held& h) { return &h; }
+held* hold_in(std::optional<held>& h) { return h ? &*h : nullptr; }
+
+// config::wait_replicas: WAIT on the lock's node, after the grant (on the connection that wrote
+// it, so its write is among those waited for). Too few acknowledgements release the hold and fail
+// the acquire: a hold is never left behind an error.
+template <class T>
+asio::awaitable<std::tuple<error_code, T>> confirm_replicated(std::shared_ptr<detail::sync::client_core> core,
+                                                              std::string name, T result) {
+  auto const& cfg = core->cfg();
+  resp::request req;
+  req.push("WAIT", static_cast<std::int64_t>(cfg.wait_replicas), cfg.wait_replicas_timeout.count());
+  auto [ec, reply] =
+      co_await detail::routing::exec_one(core->router(), core->router().slot_of(name), std::move(req));
+  std::int64_t acknowledged = 0;
+  if (!ec && reply.as_integer(acknowledged) && acknowledged >= static_cast<std::int64_t>(cfg.wait_replicas)) {
+    co_return std::tuple{error_code{}, std::move(result)};
+  }
+  core->emit(event_kind::not_replicated, event_level::warning, name, {}, ec,
+             fmt::format("{} of {} replicas acknowledged within {} ms", acknowledged, cfg.wait_replicas,
+                         cfg.wait_replicas_timeout.count()));
+  co_await hold_in(result)->release(asio::as_tuple(asio::use_awaitable));
+  co_return std::tuple{error_code{error::not_replicated}, T{}};
+}
+
+// The caller's handler, behind a WAIT when the configuration asks for one.
+template <class... Args>
+asio::any_completion_handler<void(error_code, Args...)> replicated(
+    std::shared_ptr<detail::sync::client_core> const& core, std::string const& name,
+    asio::any_completion_handler<void(error_code, Args...)> h) {
+  if (core->cfg().wait_replicas == 0) return h;
+  auto slot = h.get_cancellation_slot();
+  auto ex = asio::get_associated_executor(h, core->application_executor());
+  auto confirm = [core, name, h = std::move(h)](error_code ec, Args... result) mutable {
+    if (ec || hold_in(result...) == nullptr) return std::move(h)(ec, std::move(result)...);
+    detail::sync::launch(core->strand(), core->homes(), confirm_replicated(core, name, std::move(result)...),
+                         std::move(h), false);
+  };
+  return asio::bind_executor(std::move(ex), asio::bind_cancellation_slot(slot, std::move(confirm)));
+}
+
 template <class Signature>
 void start(std::shared_ptr<detail::sync::client_core> const& core, proto::acquire_args a, lock_kind kind,
-           asio::any_completion_handler<Signature> h) {
+           asio::any_completion_handler<Signature> caller) {
+  // Made, not assigned: Asio 1.26's any_completion_handler move assignment recurses without end.
+  asio::any_completion_handler<Signature> h = replicated(core, a.name, std::move(caller));
   switch (kind) {
     case lock_kind::reentrant: return proto::start_acquire(core, std::move(a), std::move(h));
     case lock_kind::fair: return detail::fair_protocol::start_acquire(core, std::move(a), std::move(h));

@@ -17,6 +17,7 @@
 -- Counts and PTTLs are integers, tokens decimal strings (next_token.lua says why).
 -- An item's failure must neither stop the items after it nor undo the ones before: its reads come
 -- before its writes, and the commands that can fail go through pcall and end only that item.
+-- include: publish.lua
 -- include: next_token.lua
 -- include: hold_depth.lua
 -- include: acquire.lua

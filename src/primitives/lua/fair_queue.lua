@@ -39,7 +39,7 @@ end
 -- Tells `head` that the free lock is its turn. Returns the refused PUBLISH's error, or nil.
 local function call_head(lock, head, channel)
   if not head or redis.call('exists', lock) == 1 then return nil end
-  local told = redis.pcall('publish', channel, head)
+  local told = redis.pcall(publish_command, channel, head)
   if type(told) == 'table' then return told end
   return nil
 end

@@ -43,7 +43,7 @@ local function release(lock, token_key, owner, lease, channel, retry_arg, next_o
   end
   redis.call('del', lock)
   if channel == '' then return 0 end  -- the caller announces it (a fair lock names its next waiter)
-  local told = redis.pcall('publish', channel, '0')
+  local told = redis.pcall(publish_command, channel, '0')
   if type(told) == 'table' then return {0, told} end
   return 0
 end

@@ -37,6 +37,7 @@
 -- instead, which Redisson's clients ignore (the lock is not free).
 -- An item's failure must neither stop the items after it nor undo the ones before: its reads come
 -- before its writes, and the commands that can fail go through pcall and end only that item.
+-- include: publish.lua
 -- include: next_token.lua
 -- include: hold_depth.lua
 -- include: server_ms.lua
@@ -190,7 +191,7 @@ local function write(lock, marks, token_key, writer, lease, retry_arg, liveness,
 end
 
 local function announce(channel, message, left)
-  local told = redis.pcall('publish', channel, message)
+  local told = redis.pcall(publish_command, channel, message)
   if type(told) == 'table' then return {left, told} end
   return left
 end

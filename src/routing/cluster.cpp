@@ -1,0 +1,470 @@
+#include "routing/cluster.hpp"
+
+#include "routing/hash_slot.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+namespace redisync::detail::routing {
+
+namespace asio = boost::asio;
+using io::error_code;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr auto tuple_token = asio::as_tuple(asio::deferred);
+// A node that does not answer CLUSTER SHARDS within this is passed over for the next.
+constexpr std::chrono::milliseconds shards_timeout{1000};
+// While the map is incomplete (a master down, no answer), it is loaded again this often.
+constexpr std::chrono::milliseconds refresh_retry{250};
+
+// "host:port" of a MOVED or ASK reply; an empty host is the host that replied.
+std::optional<node_address> parse_address(std::string_view text, node_address const& replied) {
+  auto const colon = text.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  unsigned port = 0;
+  auto const digits = text.substr(colon + 1);
+  auto const [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+  if (ec != std::errc{} || end != digits.data() + digits.size() || port == 0 || port > 65535) return std::nullopt;
+  std::string host{text.substr(0, colon)};
+  return node_address{host.empty() ? replied.host : std::move(host), static_cast<std::uint16_t>(port)};
+}
+
+// The value of `key` in a map reply (RESP3), or in a RESP2 array of key, value pairs.
+resp::value const* field(resp::value const& map, std::string_view key) {
+  auto const e = map.elements();
+  for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
+    if (e[i].is_string() && e[i].text() == key) return &e[i + 1];
+  }
+  return nullptr;
+}
+
+std::string_view text_of(resp::value const* v) { return v != nullptr && v->is_string() ? v->text() : std::string_view{}; }
+
+}  // namespace
+
+std::shared_ptr<cluster> cluster::create(io::connection::executor_type ex, config cfg, router_events events) {
+  auto c = std::make_shared<cluster>(private_tag{}, std::move(ex), std::move(cfg), std::move(events));
+  // Requests go to the first seed until the map is known; its MOVED replies send them on.
+  for (auto const& seed : c->cfg_.seed_nodes()) c->find_or_add(seed);
+  c->start_node(0);
+  return c;
+}
+
+cluster::cluster(private_tag, io::connection::executor_type ex, config cfg, router_events events)
+    : cfg_{std::move(cfg)},
+      events_{std::move(events)},
+      group_{io::connection_group::make(std::move(ex))},
+      slots_(cluster_slots, 0),
+      refresh_timer_{group_->io_executor()} {
+  group_->make_own_completions();
+}
+
+cluster::~cluster() {
+  for (auto const& n : nodes_) {
+    if (n->conn) n->conn->stop();
+  }
+}
+
+slot_type cluster::slot_of(std::string_view key) const noexcept { return hash_slot(key); }
+
+slot_type cluster::a_slot_of(node_id node) const noexcept {
+  auto const it = std::find(slots_.begin(), slots_.end(), node);
+  return it == slots_.end() ? 0 : static_cast<slot_type>(it - slots_.begin());
+}
+
+bool cluster::connected(slot_type slot) const noexcept {
+  auto const& n = *nodes_[slots_[slot]];
+  return n.conn && n.conn->is_ready();
+}
+
+io::connection& cluster::conn_of(slot_type slot) {
+  node_id const id = slots_[slot];
+  if (!nodes_[id]->conn) start_node(id);
+  return *nodes_[id]->conn;
+}
+
+node_id cluster::find_or_add(node_address const& at) {
+  for (node_id id = 0; id < nodes_.size(); ++id) {
+    if (nodes_[id]->at == at) return id;
+  }
+  std::lock_guard const lock{nodes_mutex_};
+  nodes_.push_back(std::make_unique<node>(node{at, nullptr, false}));
+  return static_cast<node_id>(nodes_.size() - 1);
+}
+
+void cluster::start_node(node_id id) {
+  auto weak = weak_from_this();
+  io::connection_events ev;
+  ev.push = events_.push;
+  ev.event = events_.event;
+  ev.connected = [weak, id] {
+    auto self = weak.lock();
+    if (!self) return;
+    // A node back after a failure may have been promoted or demoted meanwhile.
+    self->want_refresh(std::chrono::milliseconds{0});
+    if (self->events_.connected) self->events_.connected(id);
+  };
+  ev.extend_handshake = [weak, id](resp::request& req) {
+    if (auto self = weak.lock(); self && self->events_.extend_handshake) self->events_.extend_handshake(id, req);
+  };
+  ev.redirect = [weak, id](io::entry_ptr const& e) {
+    auto self = weak.lock();
+    return self && self->on_redirect(id, e);
+  };
+  ev.channel_dropped = [weak](std::string const& channel) {
+    auto self = weak.lock();
+    if (!self) return;
+    if (auto it = self->channels_.find(channel); it != self->channels_.end()) {
+      it->second = no_node;  // subscribed again where the map says, once it was loaded again
+      self->want_refresh(std::chrono::milliseconds{0});
+    }
+  };
+  ev.down = [weak] {
+    if (auto self = weak.lock()) self->want_refresh(refresh_retry);
+  };
+  auto conn = std::make_shared<io::connection>(group_, cfg_.for_node(nodes_[id]->at), std::move(ev),
+                                               io::node_options{.sharded_pubsub = true});
+  {
+    std::lock_guard const lock{nodes_mutex_};
+    nodes_[id]->conn = conn;
+  }
+  if (running_ && !stopping_) {
+    ++nodes_running_;
+    conn->run(asio::bind_executor(group_->executor(), [weak](error_code ec) {
+      if (auto self = weak.lock()) self->end_node_run(ec);
+    }));
+  }
+}
+
+void cluster::retire(node_id id) {
+  auto& n = *nodes_[id];
+  if (!n.conn) return;
+  auto conn = n.conn;
+  {
+    std::lock_guard const lock{nodes_mutex_};
+    n.conn.reset();
+  }
+  for (auto& e : conn->take_queued()) route(std::move(e), slots_[e->out.merge.slot], false);
+  conn->stop();
+}
+
+void cluster::route(io::entry_ptr e, node_id to, bool asking) {
+  if (!nodes_[to]->conn) start_node(to);
+  nodes_[to]->conn->adopt(std::move(e), asking);
+}
+
+void cluster::exec(slot_type slot, io::outgoing out, io::late_reply_handler late,
+                   asio::any_completion_handler<void(error_code, io::response)> handler) {
+  out.merge.slot = slot;  // where it goes again, if its node's slots move while it waits
+  if (!group_->on_strand()) {
+    // The map lives on the strand.
+    asio::post(group_->executor(), [self = shared_from_this(), slot, out = std::move(out), late = std::move(late),
+                                    handler = std::move(handler)]() mutable {
+      self->conn_of(slot).exec(std::move(out), std::move(late), std::move(handler));
+    });
+    return;
+  }
+  conn_of(slot).exec(std::move(out), std::move(late), std::move(handler));
+}
+
+// MOVED: the slot's owner changed (the map is loaded again too); ASK: this one command goes to the
+// importing node, after ASKING; READONLY: a replica answered, the map is stale.
+bool cluster::on_redirect(node_id from, io::entry_ptr const& e) {
+  std::string_view const text = e->replies.front().text();
+  auto const code = error_from_server_text(text);
+  if (code == error::read_only) {
+    parked_.push_back(e);
+    want_refresh(std::chrono::milliseconds{0});
+    return true;
+  }
+  auto const first_space = text.find(' ');
+  auto const second_space = text.find(' ', first_space + 1);
+  if (first_space == std::string_view::npos || second_space == std::string_view::npos) return false;
+  unsigned slot = 0;
+  auto const slot_text = text.substr(first_space + 1, second_space - first_space - 1);
+  auto const [end, ec] = std::from_chars(slot_text.data(), slot_text.data() + slot_text.size(), slot);
+  auto const to = parse_address(text.substr(second_space + 1), nodes_[from]->at);
+  if (ec != std::errc{} || slot >= cluster_slots || !to) return false;
+  node_id const id = find_or_add(*to);
+  if (code == error::moved) {
+    slots_[slot] = id;
+    want_refresh(std::chrono::milliseconds{0});
+  }
+  route(e, id, code == error::ask);
+  return true;
+}
+
+void cluster::subscribe(bool on, slot_type slot, std::vector<std::string> channels,
+                        asio::any_completion_handler<void(error_code)> handler) {
+  // Unsubscribed where it was subscribed, which may be the slot's former node.
+  node_id id = slots_[slot];
+  for (auto const& c : channels) {
+    if (on) {
+      channels_[c] = id;
+    } else if (auto it = channels_.find(c); it != channels_.end()) {
+      if (it->second != no_node) id = it->second;
+      channels_.erase(it);
+    }
+  }
+  if (!nodes_[id]->conn) start_node(id);
+  nodes_[id]->conn->subscribe(on, std::move(channels), std::move(handler));
+}
+
+void cluster::want_refresh(std::chrono::milliseconds after) {
+  auto const at = io::clock_type::now() + after;
+  if (refresh_at_ && *refresh_at_ <= at) return;
+  refresh_at_ = at;
+  if (!refreshing_) refresh_timer_.expires_at(at);  // wakes the loop, which waits for it
+}
+
+asio::awaitable<void> cluster::refresh_loop() {
+  auto const self = shared_from_this();
+  while (!stopping_) {
+    refresh_timer_.expires_at(refresh_at_.value_or(io::clock_type::time_point::max()));
+    co_await refresh_timer_.async_wait(tuple_token);
+    if (stopping_) break;
+    if (!refresh_at_ || io::clock_type::now() < *refresh_at_) continue;
+    refresh_at_.reset();
+    refreshing_ = true;
+    auto shards = co_await load_shards();
+    refreshing_ = false;
+    if (stopping_) break;
+    bool complete = shards.has_value();
+    if (shards) apply(*shards);
+    for (auto& e : std::exchange(parked_, {})) route(e, slots_[e->out.merge.slot], false);
+    for (auto const& n : nodes_) {
+      if (n->master && !(n->conn && n->conn->is_ready())) complete = false;
+    }
+    if (!complete) want_refresh(refresh_retry);
+  }
+}
+
+// CLUSTER SHARDS from the first node that answers: masters first, then any other connected node;
+// with none connected, the known nodes are connected to for the next try.
+asio::awaitable<std::optional<std::vector<cluster::shard>>> cluster::load_shards() {
+  std::vector<std::pair<node_id, std::shared_ptr<io::connection>>> asked;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (node_id id = 0; id < nodes_.size(); ++id) {
+      auto const& n = *nodes_[id];
+      if (n.master == (pass == 0) && n.conn && n.conn->is_ready()) asked.emplace_back(id, n.conn);
+    }
+  }
+  if (asked.empty()) {
+    for (node_id id = 0; id < nodes_.size(); ++id) {
+      if (!nodes_[id]->conn) start_node(id);
+    }
+    set_map_failure("no node of the cluster is connected");
+    co_return std::nullopt;
+  }
+  for (auto const& [id, conn] : asked) {
+    resp::request req;
+    req.push("CLUSTER", "SHARDS");
+    req.opts().wait_for_connection = false;
+    auto ask = [](std::shared_ptr<io::connection> c, resp::request r) -> asio::awaitable<std::tuple<error_code, io::response>> {
+      co_return co_await c->exec(std::move(r), asio::as_tuple(asio::use_awaitable));
+    };
+    auto timeout = [](asio::any_io_executor ex) -> asio::awaitable<void> {
+      asio::steady_timer timer{ex, shards_timeout};
+      co_await timer.async_wait(tuple_token);
+    };
+    auto outcome = co_await (ask(conn, std::move(req)) || timeout(group_->io_executor()));
+    std::string const where = fmt::format("{}:{}", nodes_[id]->at.host, nodes_[id]->at.port);
+    if (outcome.index() == 1) {
+      set_map_failure(where + ": CLUSTER SHARDS: no answer within 1 s");
+      continue;
+    }
+    auto const& [ec, replies] = std::get<0>(outcome);
+    if (ec || replies.size() != 1) {
+      set_map_failure(fmt::format("{}: CLUSTER SHARDS: {}", where, ec ? ec.message() : "no reply"));
+      continue;
+    }
+    auto const& reply = replies.front();
+    if (reply.is_error()) {
+      set_map_failure(fmt::format("{}: CLUSTER SHARDS: {}{}", where, reply.text(),
+                                 reply.text().find("cluster support disabled") != std::string_view::npos
+                                     ? " (it is not a cluster node: use redis:// for one server)"
+                                     : ""));
+      continue;
+    }
+    std::vector<shard> shards;
+    for (auto const& s : reply.elements()) {
+      shard out;
+      if (auto const* slots = field(s, "slots")) {
+        auto const e = slots->elements();
+        for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
+          out.ranges.emplace_back(static_cast<slot_type>(e[i].integer()), static_cast<slot_type>(e[i + 1].integer()));
+        }
+      }
+      auto const* members = field(s, "nodes");
+      if (members == nullptr || out.ranges.empty()) continue;
+      for (auto const& m : members->elements()) {
+        if (text_of(field(m, "role")) != "master") continue;
+        std::string_view host = text_of(field(m, "endpoint"));
+        if (host.empty() || host == "?") host = text_of(field(m, "ip"));
+        auto const* port = field(m, cfg_.tls ? "tls-port" : "port");
+        if (port == nullptr || port->kind() != resp::type::integer) continue;
+        out.master = {host.empty() ? nodes_[id]->at.host : std::string{host}, static_cast<std::uint16_t>(port->integer())};
+        shards.push_back(std::move(out));
+        break;
+      }
+    }
+    if (shards.empty()) {
+      set_map_failure(where + ": CLUSTER SHARDS: no shard serves a slot");
+      continue;
+    }
+    set_map_failure({});
+    co_return shards;
+  }
+  co_return std::nullopt;
+}
+
+void cluster::apply(std::vector<shard> const& shards) {
+  std::set<node_id> masters;
+  for (auto const& s : shards) {
+    node_id const id = find_or_add(s.master);
+    masters.insert(id);
+    for (auto const& [first, last] : s.ranges) {
+      for (slot_type slot = first; slot <= last && slot < cluster_slots; ++slot) slots_[slot] = id;
+    }
+  }
+  map_known_ = true;
+  for (node_id id = 0; id < nodes_.size(); ++id) {
+    nodes_[id]->master = masters.contains(id);
+    if (nodes_[id]->master && !nodes_[id]->conn) start_node(id);
+  }
+  // Requests that wait on a node for a slot it no longer serves go to the slot's node now.
+  for (node_id id = 0; id < nodes_.size(); ++id) {
+    auto const conn = nodes_[id]->conn;
+    if (!conn) continue;
+    for (auto& e : conn->take_queued()) route(std::move(e), slots_[e->out.merge.slot], false);
+  }
+  for (node_id id = 0; id < nodes_.size(); ++id) {
+    if (!nodes_[id]->master) retire(id);
+  }
+  reconcile_channels();
+}
+
+// Channels whose slot is now served by another node (or whose node dropped them) are subscribed
+// there, and its waiters woken: a message may have been missed while they moved.
+void cluster::reconcile_channels() {
+  std::set<node_id> woken;
+  for (auto& [channel, on] : channels_) {
+    node_id const owner = slots_[hash_slot(channel)];
+    if (owner == on) continue;
+    if (on != no_node && nodes_[on]->conn) nodes_[on]->conn->forget_channel(channel);
+    on = owner;
+    if (!nodes_[owner]->conn) start_node(owner);
+    auto weak = weak_from_this();
+    nodes_[owner]->conn->subscribe(true, {channel}, asio::bind_executor(group_->executor(), [weak, owner](error_code ec) {
+      auto self = weak.lock();
+      if (self && !ec && self->events_.connected) self->events_.connected(owner);
+    }));
+  }
+}
+
+void cluster::run(asio::any_completion_handler<void(error_code)> handler) {
+  asio::post(group_->executor(), [self = shared_from_this(), handler = std::move(handler)]() mutable {
+    if (self->running_) {
+      auto ex = asio::get_associated_executor(handler, self->group_->io_executor());
+      asio::dispatch(ex, [h = std::move(handler)]() mutable { std::move(h)(error::invalid_argument); });
+      return;
+    }
+    self->running_ = true;
+    self->run_handler_.emplace(std::move(handler));
+    for (node_id id = 0; id < self->nodes_.size(); ++id) {
+      auto const& n = *self->nodes_[id];
+      if (!n.conn) continue;
+      ++self->nodes_running_;
+      n.conn->run(asio::bind_executor(self->group_->executor(), [weak = self->weak_from_this()](error_code ec) {
+        if (auto s = weak.lock()) s->end_node_run(ec);
+      }));
+    }
+    self->want_refresh(std::chrono::milliseconds{0});
+    asio::co_spawn(self->group_->executor(), self->refresh_loop(), asio::detached);
+  });
+}
+
+void cluster::end_node_run(error_code ec) {
+  --nodes_running_;
+  bool const fatal = ec == error::auth_failed || ec == error::handshake_failed;
+  if (fatal && !stopping_) {
+    run_error_ = ec;
+    stop();
+  }
+  if (stopping_ && nodes_running_ == 0) finish_run(run_error_ ? run_error_ : error_code{asio::error::operation_aborted});
+}
+
+void cluster::finish_run(error_code ec) {
+  if (!run_handler_) return;
+  auto handler = std::move(*run_handler_);
+  run_handler_.reset();
+  auto ex = asio::get_associated_executor(handler, group_->io_executor());
+  asio::dispatch(ex, [h = std::move(handler), ec]() mutable { std::move(h)(ec); });
+}
+
+void cluster::stop() {
+  asio::dispatch(group_->executor(), [self = shared_from_this()] {
+    if (self->stopping_) return;
+    self->stopping_ = true;
+    self->refresh_timer_.cancel();
+    for (auto const& n : self->nodes_) {
+      if (n->conn) n->conn->stop();
+    }
+    // Parked requests fail as their node's do.
+    for (auto& e : std::exchange(self->parked_, {})) self->route(e, self->slots_[e->out.merge.slot], false);
+    if (self->nodes_running_ == 0) self->finish_run(asio::error::operation_aborted);
+  });
+}
+
+io::connection_stats cluster::stats() const noexcept {
+  io::connection_stats sum;
+  std::lock_guard const lock{nodes_mutex_};
+  for (auto const& n : nodes_) {
+    if (!n->conn) continue;
+    auto const s = n->conn->stats();
+    sum.connects += s.connects;
+    sum.connect_attempts += s.connect_attempts;
+    sum.writes += s.writes;
+    sum.requests_written += s.requests_written;
+    sum.reply_spin_hits += s.reply_spin_hits;
+    sum.reply_spin_misses += s.reply_spin_misses;
+    sum.health_pings += s.health_pings;
+  }
+  return sum;
+}
+
+void cluster::set_map_failure(std::string text) {
+  std::lock_guard const lock{nodes_mutex_};
+  map_failure_ = std::move(text);
+}
+
+std::string cluster::last_failure() const {
+  std::lock_guard const lock{nodes_mutex_};
+  std::string out = map_failure_;
+  for (auto const& n : nodes_) {
+    if (!n->conn) continue;
+    if (auto f = n->conn->last_failure(); !f.empty()) out += (out.empty() ? "" : "; ") + f;
+  }
+  return out;
+}
+
+std::string cluster::address_of(slot_type slot) const {
+  auto const& at = nodes_[slots_[slot]]->at;
+  return fmt::format("{}:{}", at.host, at.port);
+}
+
+}  // namespace redisync::detail::routing

@@ -1,0 +1,223 @@
+#include "routing/sentinel.hpp"
+
+#include "io/stream.hpp"
+
+#include <redisync/resp/parser.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <charconv>
+#include <mutex>
+
+namespace redisync::detail::routing {
+
+namespace asio = boost::asio;
+using io::error_code;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr auto tuple_token = asio::as_tuple(asio::deferred);
+// A Sentinel that does not answer within this is passed over for the next.
+constexpr std::chrono::milliseconds longest_sentinel_wait{1000};
+
+std::string address_text(node_address const& at) { return fmt::format("{}:{}", at.host, at.port); }
+
+std::optional<std::uint16_t> port_of(std::string_view text) {
+  unsigned v = 0;
+  auto const [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size() || v == 0 || v > 65535) return std::nullopt;
+  return static_cast<std::uint16_t>(v);
+}
+
+// The value of `key` in a RESP2 array of key, value pairs.
+std::string_view field(resp::value const& pairs, std::string_view key) {
+  auto const e = pairs.elements();
+  for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
+    if (e[i].is_string() && e[i].text() == key && e[i + 1].is_string()) return e[i + 1].text();
+  }
+  return {};
+}
+
+asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
+  asio::steady_timer timer{co_await asio::this_coro::executor, d};
+  co_await timer.async_wait(tuple_token);
+}
+
+}  // namespace
+
+struct sentinel::resolver {
+  explicit resolver(config c) : cfg{std::move(c)}, sentinels{cfg.seed_nodes()} {}
+
+  // The master's address, or an error and the reason in the string.
+  asio::awaitable<std::tuple<error_code, std::string, std::uint16_t>> resolve();
+  asio::awaitable<std::tuple<error_code, std::string, std::uint16_t>> ask(node_address at);
+  asio::awaitable<std::tuple<error_code, std::string, std::uint16_t>> exchange(io::stream& s, config const& sc,
+                                                                            node_address const& at);
+  void learn(node_address const& answered, std::vector<node_address> const& others);
+
+  config const cfg;
+  mutable std::mutex mutex;
+  std::vector<node_address> sentinels;  // in the order they are asked
+  std::string failure;                  // why the last resolve failed; empty after a success
+  std::atomic<io::connection*> data{nullptr};
+};
+
+asio::awaitable<std::tuple<error_code, std::string, std::uint16_t>> sentinel::resolver::resolve() {
+  std::vector<node_address> order;
+  {
+    std::lock_guard const lock{mutex};
+    order = sentinels;
+  }
+  std::string reasons;
+  for (auto const& at : order) {
+    auto [ec, host, port] = co_await ask(at);
+    if (!ec) {
+      std::lock_guard const lock{mutex};
+      failure.clear();
+      co_return std::tuple{ec, std::move(host), port};
+    }
+    reasons += (reasons.empty() ? "" : "; ") + host;
+  }
+  auto text = fmt::format("no Sentinel named the master '{}': {}", cfg.sentinel_master_name, reasons);
+  {
+    std::lock_guard const lock{mutex};
+    failure = text;
+  }
+  co_return std::tuple{error_code{error::not_connected}, std::move(text), std::uint16_t{0}};
+}
+
+asio::awaitable<std::tuple<error_code, std::string, std::uint16_t>> sentinel::resolver::ask(node_address at) {
+  config const sc = cfg.for_sentinel(at);
+  io::stream s{co_await asio::this_coro::executor, sc};
+  auto const wait = std::min(cfg.connect_timeout, longest_sentinel_wait);
+  auto outcome = co_await (exchange(s, sc, at) || sleep_for(wait));
+  s.close();
+  if (outcome.index() == 1) {
+    co_return std::tuple{error_code{asio::error::timed_out},
+                         fmt::format("Sentinel {}: no answer within {} ms", address_text(at), wait.count()),
+                         std::uint16_t{0}};
+  }
+  co_return std::move(std::get<0>(outcome));
+}
+
+// AUTH (the Sentinels' own password), the master's address and the other Sentinels, in one write.
+asio::awaitable<std::tuple<error_code, std::string, std::uint16_t>> sentinel::resolver::exchange(
+    io::stream& s, config const& sc, node_address const& at) {
+  auto fail = [&](std::string_view why) {
+    return std::tuple{error_code{error::not_connected}, fmt::format("Sentinel {}: {}", address_text(at), why),
+                      std::uint16_t{0}};
+  };
+  if (auto ec = co_await s.connect(sc)) co_return fail(fmt::format("{}: {}", s.step(), ec.message()));
+  resp::request req;
+  bool const auth = !sc.password.empty();
+  if (auth && sc.username.empty()) req.push("AUTH", sc.password);
+  if (auth && !sc.username.empty()) req.push("AUTH", sc.username, sc.password);
+  req.push("SENTINEL", "GET-MASTER-ADDR-BY-NAME", cfg.sentinel_master_name);
+  req.push("SENTINEL", "SENTINELS", cfg.sentinel_master_name);
+  std::string const payload = std::move(req).take_payload();
+  auto [wec, written] = co_await asio::async_initiate<decltype(tuple_token), void(error_code, std::size_t)>(
+      [&s, &payload](auto handler) { s.async_write(asio::buffer(payload), std::move(handler)); }, tuple_token);
+  if (wec) co_return fail(fmt::format("write: {}", wec.message()));
+  resp::parser parser;
+  std::vector<resp::value> replies;
+  std::size_t const expected = auth ? 3 : 2;
+  std::vector<char> buffer(4096);
+  while (replies.size() < expected) {
+    auto [rec, n] = co_await s.read_some(asio::buffer(buffer));
+    if (rec) co_return fail(fmt::format("read: {}", rec.message()));
+    std::string_view bytes{buffer.data(), n};
+    while (!bytes.empty()) {
+      error_code pec;
+      bytes.remove_prefix(parser.feed(bytes, pec));
+      if (pec) co_return fail("it does not speak RESP (is it a Sentinel?)");
+      if (!parser.has_value()) break;
+      replies.push_back(parser.take_value());
+    }
+  }
+  if (auth && replies[0].is_error()) co_return fail(fmt::format("AUTH refused: {}", replies[0].text()));
+  auto const& master = replies[auth ? 1 : 0];
+  if (master.is_error()) co_return fail(fmt::format("{} (is it a Sentinel?)", master.text()));
+  auto const e = master.elements();
+  if (master.is_null() || e.size() != 2 || !e[0].is_string() || !e[1].is_string()) {
+    co_return fail(fmt::format("it knows no master named '{}'", cfg.sentinel_master_name));
+  }
+  auto const port = port_of(e[1].text());
+  if (!port) co_return fail(fmt::format("it named the port '{}'", e[1].text()));
+  std::vector<node_address> others;
+  for (auto const& other : replies[auth ? 2 : 1].elements()) {
+    if (auto const p = port_of(field(other, "port")); p && !field(other, "ip").empty()) {
+      others.push_back({std::string{field(other, "ip")}, *p});
+    }
+  }
+  learn(at, others);
+  co_return std::tuple{error_code{}, std::string{e[0].text()}, *port};
+}
+
+void sentinel::resolver::learn(node_address const& answered, std::vector<node_address> const& others) {
+  std::lock_guard const lock{mutex};
+  std::erase(sentinels, answered);
+  sentinels.insert(sentinels.begin(), answered);
+  for (auto const& o : others) {
+    if (std::find(sentinels.begin(), sentinels.end(), o) == sentinels.end()) sentinels.push_back(o);
+  }
+}
+
+sentinel::sentinel(io::connection::executor_type ex, config cfg, router_events events)
+    : sentinel{ex, cfg, std::move(events), std::make_shared<resolver>(cfg)} {}
+
+sentinel::sentinel(io::connection::executor_type ex, config cfg, router_events events, std::shared_ptr<resolver> r)
+    : standalone{ex, cfg, std::move(events),
+                 io::node_options{.must_be_master = true, .resolve = [r] { return r->resolve(); }},
+                 // A READONLY reply: the master was demoted. The command did not run; it waits for
+                 // the next session, with the master asked for again.
+                 [r](io::entry_ptr const& e) {
+                   auto* conn = r->data.load();
+                   if (conn == nullptr || error_from_server_text(e->replies.front().text()) != error::read_only) {
+                     return false;
+                   }
+                   conn->reconnect();
+                   conn->adopt(e, false);
+                   return true;
+                 }},
+      resolver_{std::move(r)},
+      watch_{ex, cfg.for_sentinel(cfg.seed_nodes().front()),
+             io::connection_events{.push = [r = resolver_](resp::value const& v) {
+               // ["message", "+switch-master", "<name> <old ip> <old port> <new ip> <new port>"]
+               auto const e = v.elements();
+               if (e.size() != 3 || !e[2].is_string()) return;
+               std::string_view const text = e[2].text();
+               if (text.substr(0, text.find(' ')) != r->cfg.sentinel_master_name) return;
+               if (auto* conn = r->data.load()) conn->reconnect();
+             }}} {
+  resolver_->data = &conn_;
+}
+
+sentinel::~sentinel() { resolver_->data = nullptr; }
+
+void sentinel::run(asio::any_completion_handler<void(error_code)> handler) {
+  watch_.run(asio::detached);
+  watch_.subscribe({"+switch-master"}, asio::detached);
+  standalone::run(std::move(handler));
+}
+
+void sentinel::stop() {
+  watch_.stop();
+  standalone::stop();
+}
+
+std::string sentinel::last_failure() const {
+  if (auto own = standalone::last_failure(); !own.empty()) return own;
+  std::lock_guard const lock{resolver_->mutex};
+  return resolver_->failure;
+}
+
+}  // namespace redisync::detail::routing

@@ -1,0 +1,200 @@
+// Locks on a real 3-master, 3-replica Redis Cluster: every kind on names over every slot, wake-ups
+// over sharded pub/sub, requests routed by their keys, and locks through a manual failover, a
+// killed master and a slot migrated while its lock is held and waited on.
+
+#include "process/redis_cluster.hpp"
+#include "support/lock_fixture.hpp"
+
+#include <redisync/redisync.hpp>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+#include <set>
+
+namespace asio = boost::asio;
+using namespace redisync::test::lock_names;
+using redisync::lock_kind;
+using redisync::process::key_slot;
+using redisync::process::migrate_step;
+using redisync::process::redis_cluster;
+using namespace boost::asio::experimental::awaitable_operators;
+
+namespace {
+
+// One cluster for the whole suite: starting one takes seconds. Tests that change roles leave it
+// ok (wait_ok), and never assume who is master.
+redis_cluster& shared_cluster() {
+  static redis_cluster cluster;
+  return cluster;
+}
+
+void run_on_cluster(redisync::test::client_body body, std::chrono::seconds limit = std::chrono::seconds{60},
+                    std::function<void(redisync::config&)> tune = {}) {
+  auto cfg = fast_config(shared_cluster().url());
+  if (tune) tune(cfg);
+  run_client(cfg, std::move(body), limit);
+}
+
+// A name whose slot the master `master_index` serves now.
+std::string name_on(redis_cluster& cluster, std::size_t master_index, std::string const& prefix) {
+  for (int i = 0;; ++i) {
+    auto name = prefix + std::to_string(i);
+    if (cluster.master_of_slot(key_slot(name)) == master_index) return name;
+  }
+}
+
+constexpr std::array<lock_kind, 4> kinds{lock_kind::reentrant, lock_kind::fair, lock_kind::read, lock_kind::write};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(cluster_locks, *boost::unit_test::label("cluster"))
+
+BOOST_AUTO_TEST_CASE(locks_of_every_kind_work_on_a_thousand_names_over_every_master) {
+  auto& cluster = shared_cluster();
+  std::set<std::size_t> masters_used;
+  for (int i = 0; i < 1000; ++i) masters_used.insert(cluster.master_of_slot(key_slot("spread-" + std::to_string(i))));
+  BOOST_TEST(masters_used.size() == 3u);
+  run_on_cluster([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto me = c.new_owner();
+    std::vector<held> holds;
+    for (int i = 0; i < 1000; ++i) {
+      auto l = redisync::test::lock_of_kind(me, kinds[i % 4], "spread-" + std::to_string(i));
+      holds.push_back(co_await l.acquire(asio::use_awaitable));
+      BOOST_TEST((holds.back().token() > 0u) == (kinds[i % 4] != lock_kind::read));  // reads carry 0
+    }
+    for (auto& h : holds) co_await h.release(asio::use_awaitable);
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter_of_every_kind_over_sharded_pubsub) {
+  run_on_cluster([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+    for (auto const kind : kinds) {
+      // Without a message the waiter would sleep until the 30 s lease ran out.
+      auto name = "wake-" + std::to_string(static_cast<int>(kind));
+      auto a = c.new_owner(), b = c.new_owner();
+      auto first = co_await redisync::test::lock_of_kind(a, lock_kind::write == kind || lock_kind::read == kind
+                                                                ? lock_kind::write
+                                                                : kind,
+                                                          name)
+                       .acquire(asio::use_awaitable);
+      redisync::test::background_acquire waiter{ctx, redisync::test::lock_of_kind(b, kind, name)};
+      co_await redisync::test::sleep_for(200ms);
+      BOOST_TEST(!waiter.result().has_value());
+      auto const released = std::chrono::steady_clock::now();
+      co_await first.release(asio::use_awaitable);
+      BOOST_TEST_REQUIRE(co_await waiter.wait(5s));
+      BOOST_TEST_INFO("kind " << static_cast<int>(kind));
+      BOOST_TEST_REQUIRE(waiter.result().has_value());
+      if (kind != lock_kind::read) BOOST_TEST(waiter.result()->token() > first.token());
+      BOOST_TEST_MESSAGE("woken in " << std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             std::chrono::steady_clock::now() - released).count()
+                                     << " ms");
+      co_await waiter.result()->release(asio::use_awaitable);
+    }
+  });
+}
+
+BOOST_AUTO_TEST_CASE(exec_and_query_go_to_the_node_of_their_keys_and_keys_over_slots_are_refused) {
+  run_on_cluster([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    for (int i = 0; i < 30; ++i) {
+      auto const key = "data-" + std::to_string(i);
+      redisync::resp::request set;
+      set.push("SET", key, std::to_string(i));
+      co_await c.exec(std::move(set), asio::use_awaitable);
+      redisync::resp::request get;
+      get.push("GET", key);
+      BOOST_TEST(co_await c.query<std::int64_t>(std::move(get), asio::use_awaitable) == i);
+    }
+    redisync::resp::request tagged;
+    tagged.push("MGET", "{user}a", "{user}b");
+    auto [tec, treply] = co_await c.exec(std::move(tagged), tuple_awaitable);
+    BOOST_TEST(!tec);
+    redisync::resp::request spread;
+    spread.push("MGET", "data-1", "data-2");  // slots 5 and 9 apart: no node serves both
+    BOOST_TEST_REQUIRE(key_slot("data-1") != key_slot("data-2"));
+    auto [ec, reply] = co_await c.exec(std::move(spread), tuple_awaitable);
+    BOOST_TEST((ec == error::cross_slot));
+    redisync::resp::request ping;
+    ping.push("PING");
+    auto [pec, pong] = co_await c.exec(std::move(ping), tuple_awaitable);
+    BOOST_TEST(!pec);
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_hold_survives_a_manual_failover_and_tokens_keep_rising) {
+  auto& cluster = shared_cluster();
+  auto const name = name_on(cluster, cluster.masters().front(), "failover-");
+  run_on_cluster([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto me = c.new_owner();
+    auto h = co_await me.lock(name).acquire(asio::use_awaitable);
+    auto const first = h.token();
+    auto const master = cluster.master_of_slot(key_slot(name));
+    cluster.failover(cluster.replica_of(master));
+    BOOST_TEST(cluster.master_of_slot(key_slot(name)) != master);
+    // Renewed on the new master for longer than the lease: the watchdog found its way there.
+    co_await redisync::test::sleep_for(4s);
+    BOOST_TEST((h.status() == hold_status::held));
+    co_await h.release(asio::use_awaitable);
+    auto again = co_await me.lock(name).acquire(asio::use_awaitable);
+    BOOST_TEST(again.token() > first);
+    co_await again.release(asio::use_awaitable);
+  }, std::chrono::seconds{90}, [](redisync::config& cfg) { cfg.watchdog_lease = 3s; });
+}
+
+BOOST_AUTO_TEST_CASE(after_a_master_is_killed_its_locks_are_available_within_node_timeout_plus_3s) {
+  auto& cluster = shared_cluster();
+  auto const victim = cluster.masters().back();
+  auto const name = name_on(cluster, victim, "killed-");
+  run_on_cluster([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+    auto me = c.new_owner();
+    auto before = co_await me.lock(name).acquire(asio::use_awaitable);
+    co_await before.release(asio::use_awaitable);
+    auto const killed = std::chrono::steady_clock::now();
+    cluster.node(victim).kill_hard();
+    // Tried until it works: the client follows the failover by itself.
+    std::optional<held> after;
+    while (!after && std::chrono::steady_clock::now() - killed < 20s) {
+      auto [ec, h] = co_await me.lock(name).try_acquire(1s, tuple_awaitable);
+      if (!ec && h) after = std::move(*h);
+    }
+    auto const took = std::chrono::steady_clock::now() - killed;
+    BOOST_TEST_MESSAGE("available again after " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                                                << " ms (node timeout 2000 ms)");
+    BOOST_TEST_REQUIRE(after.has_value());
+    BOOST_TEST(took < 2s + 3s + 2s);  // node timeout + 3 s, and 2 s for a noisy machine
+    BOOST_TEST(after->token() > before.token());
+    co_await after->release(asio::use_awaitable);
+    (void)ctx;
+  }, std::chrono::seconds{90});
+  cluster.restart(victim);
+}
+
+BOOST_AUTO_TEST_CASE(a_lock_held_and_waited_on_while_its_slot_migrates_passes_to_the_waiter) {
+  auto& cluster = shared_cluster();
+  auto const from = cluster.masters().front();
+  auto const name = name_on(cluster, from, "moving-");
+  std::size_t to = 0;
+  for (auto m : cluster.masters()) {
+    if (m != from) to = m;
+  }
+  auto const slot = key_slot(name);
+  run_on_cluster([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+    auto a = c.new_owner(), b = c.new_owner();
+    auto h = co_await a.lock(name).acquire(asio::use_awaitable);
+    redisync::test::background_acquire waiter{ctx, b.lock(name)};
+    co_await redisync::test::sleep_for(200ms);
+    // Marked as moving, keys still on the source: requests for it are served there or ASKed on.
+    cluster.migrate_slot(static_cast<std::uint16_t>(slot), to, migrate_step::keys_moved);
+    co_await redisync::test::sleep_for(500ms);  // renewals and the waiter's tries meet ASK
+    BOOST_TEST((h.status() == hold_status::held));
+    cluster.finish_migration(static_cast<std::uint16_t>(slot));
+    co_await h.release(asio::use_awaitable);
+    BOOST_TEST_REQUIRE(co_await waiter.wait(10s));
+    BOOST_TEST_REQUIRE(waiter.result().has_value());
+    BOOST_TEST(waiter.result()->token() > h.token());
+    co_await waiter.result()->release(asio::use_awaitable);
+    BOOST_TEST(cluster.master_of_slot(static_cast<std::uint16_t>(slot)) == to);
+  });
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,120 @@
+// Locks through Redis Sentinel: the master found by asking the Sentinels, followed through a
+// failover and a killed master; WAIT met and failed; a wrong master name explained.
+
+#include "process/redis_sentinel.hpp"
+#include "support/lock_fixture.hpp"
+
+#include <redisync/redisync.hpp>
+
+#include <csignal>
+
+namespace asio = boost::asio;
+using namespace redisync::test::lock_names;
+using redisync::process::redis_sentinel_set;
+
+namespace {
+
+// Tries until held, for at most `limit`; the time it took.
+asio::awaitable<std::pair<std::optional<held>, std::chrono::milliseconds>> acquire_eventually(
+    redisync::lock l, std::chrono::milliseconds limit) {
+  auto const start = std::chrono::steady_clock::now();
+  std::optional<held> out;
+  while (!out && std::chrono::steady_clock::now() - start < limit) {
+    auto [ec, h] = co_await l.try_acquire(500ms, tuple_awaitable);
+    if (!ec && h) out = std::move(*h);
+    if (ec) co_await redisync::test::sleep_for(50ms);
+  }
+  co_return std::pair{std::move(out), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::steady_clock::now() - start)};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(sentinel_locks, *boost::unit_test::label("cluster"))
+
+BOOST_AUTO_TEST_CASE(locks_follow_the_master_through_a_sentinel_failover_with_tokens_rising) {
+  redis_sentinel_set set;
+  auto cfg = fast_config(set.url());
+  cfg.watchdog_lease = 3s;
+  run_client(cfg, [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto me = c.new_owner();
+    auto h = co_await me.lock("kept").acquire(asio::use_awaitable);
+    auto const first = h.token();
+    auto const old_port = set.current_master_port();
+    auto const connects = c.stats().connects;
+    auto const failed_over = std::chrono::steady_clock::now();
+    set.failover();
+    BOOST_TEST(set.current_master_port() != old_port);
+    // The old master stays a writable master for seconds: the Sentinel's +switch-master hint is
+    // what moves the client (a lock taken there meanwhile would be lost: replication is async).
+    co_await redisync::test::wait_until([&] { return c.stats().connects > connects; }, 5s);
+    BOOST_TEST_MESSAGE("reconnected "
+                       << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                                failed_over).count()
+                       << " ms after the failover began");
+    auto [after, took] = co_await acquire_eventually(me.lock("after-failover"), 10s);
+    BOOST_TEST_REQUIRE(after.has_value());
+    BOOST_TEST_MESSAGE("a new lock on the new master after " << took.count() << " ms");
+    co_await redisync::test::wait_until(
+        [&] { return !set.master().command({"HGET", "after-failover", after->owner_id()}).is_null(); }, 5s);
+    BOOST_TEST(!set.master().command({"HGET", "after-failover", after->owner_id()}).is_null());
+    co_await redisync::test::sleep_for(4s);  // renewals of "kept" found the new master
+    BOOST_TEST((h.status() == hold_status::held));
+    co_await h.release(asio::use_awaitable);
+    auto again = co_await me.lock("kept").acquire(asio::use_awaitable);
+    BOOST_TEST(again.token() > first);
+    co_await again.release(asio::use_awaitable);
+    co_await after->release(asio::use_awaitable);
+  }, std::chrono::seconds{90});
+}
+
+BOOST_AUTO_TEST_CASE(after_the_master_is_killed_locks_are_available_within_down_after_plus_failover_timeout) {
+  redis_sentinel_set set;
+  run_client(fast_config(set.url()), [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto me = c.new_owner();
+    auto before = co_await me.lock("survivor").acquire(asio::use_awaitable);
+    co_await before.release(asio::use_awaitable);
+    set.master().kill_hard();
+    auto [after, took] = co_await acquire_eventually(me.lock("survivor"), 20s);
+    BOOST_TEST_MESSAGE("available again after " << took.count() << " ms (down-after 2000 ms)");
+    BOOST_TEST_REQUIRE(after.has_value());
+    BOOST_TEST(took < 2s + 10s + 1s);  // down-after + failover-timeout + 1 s
+    BOOST_TEST(after->token() > before.token());
+    co_await after->release(asio::use_awaitable);
+  }, std::chrono::seconds{90});
+}
+
+BOOST_AUTO_TEST_CASE(wait_met_holds_and_wait_failed_undoes_the_hold_with_a_typed_error) {
+  redis_sentinel_set set;
+  auto cfg = fast_config(set.url());
+  cfg.wait_replicas = 1;
+  cfg.wait_replicas_timeout = 300ms;
+  run_client(cfg, [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto me = c.new_owner();
+    auto h = co_await me.lock("replicated").acquire(asio::use_awaitable);
+    BOOST_TEST(!set.replica().command({"HGET", "replicated", h.owner_id()}).is_null());
+    co_await h.release(asio::use_awaitable);
+    set.replica().send_signal(SIGSTOP);
+    auto [ec, lost] = co_await me.lock("unreplicated").acquire(tuple_awaitable);
+    set.replica().send_signal(SIGCONT);
+    BOOST_TEST((ec == error::not_replicated));
+    BOOST_TEST(set.master().command({"EXISTS", "unreplicated"}).integer() == 0);  // undone
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_master_name_no_sentinel_knows_fails_fast_and_says_so) {
+  redis_sentinel_set set;
+  auto url = set.url();
+  url.replace(url.rfind('/') + 1, std::string::npos, "nosuch");
+  auto cfg = fast_config(url);
+  cfg.connection_wait_limit = 2s;
+  run_client(cfg, [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto [ec, h] = co_await c.new_owner().lock("x").acquire(tuple_awaitable);
+    BOOST_TEST((ec == error::not_connected));
+    auto const why = c.last_connect_failure();
+    BOOST_TEST_INFO(why);
+    BOOST_TEST(why.find("knows no master named 'nosuch'") != std::string::npos);
+  });
+}
+
+BOOST_AUTO_TEST_SUITE_END()

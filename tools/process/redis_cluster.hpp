@@ -1,0 +1,90 @@
+#pragma once
+
+// A Redis Cluster of private redis-server nodes on loopback, for tests of the cluster client:
+// created with `redis-cli --cluster create`, and able to fail over, lose a master, take it back
+// and move a slot step by step. Roles and slot owners are asked from the running nodes every time,
+// never assumed: a failover changes them. Every wait is bounded and its error names the node, its
+// port and the state it was in. Nodes are stopped by their PIDs when the cluster goes away.
+
+#include "process/redis_server.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace redisync::process {
+
+struct cluster_options {
+  std::size_t masters = 3;  // redis-cli creates no cluster of fewer
+  std::size_t replicas_per_master = 1;
+  std::chrono::milliseconds node_timeout{2000};
+  std::vector<std::string> extra_args;  // for every node's command line
+  // Bound of each step of the start-up: a node answering, the creation, the cluster being ok.
+  std::chrono::milliseconds start_timeout{30000};
+};
+
+// How far migrate_slot() goes.
+enum class migrate_step {
+  slot_marked,  // IMPORTING on the target and MIGRATING on the source; no key moved yet
+  keys_moved,   // every key of the slot moved; both nodes still mark the slot as moving
+  done,         // every master serves the slot from the target
+};
+
+class redis_cluster {
+ public:
+  explicit redis_cluster(cluster_options options = {});
+
+  std::vector<redis_server*> nodes();
+  redis_server& node(std::size_t i);
+
+  // Indexes of the running masters and replicas, from CLUSTER NODES of a running node.
+  std::vector<std::size_t> masters() const;
+  std::vector<std::size_t> replicas() const;
+  // The node serving `slot`, from CLUSTER SLOTS of a running node.
+  std::size_t master_of_slot(std::uint16_t slot) const;
+  // A running replica of that master.
+  std::size_t replica_of(std::size_t master_index) const;
+
+  std::string url() const;   // redis-cluster://127.0.0.1:P1,127.0.0.1:P2 (two seed nodes)
+  std::string seed() const;  // 127.0.0.1:P1
+
+  // CLUSTER FAILOVER [FORCE] on the replica; returns once it is a master and the cluster is ok.
+  void failover(std::size_t replica_index, bool force = false);
+  // SIGKILL; returns once another node serves its slots and the cluster is ok.
+  void kill_master(std::size_t master_index);
+  // Starts a stopped node again on its port; returns once it rejoined (a replaced master comes back
+  // as a replica) and the cluster is ok.
+  void restart(std::size_t i);
+  // Until every running node says cluster_state:ok and knows every node, their views of each
+  // other's roles agree and no running node is flagged as failed, and every replica's link is up.
+  void wait_ok();
+
+  // Live resharding of one slot to the master `to_master`, up to `stop_at`; finish_migration()
+  // completes a migration that stopped early (moving any key written to the source meanwhile).
+  void migrate_slot(std::uint16_t slot, std::size_t to_master, migrate_step stop_at = migrate_step::done);
+  void finish_migration(std::uint16_t slot);
+
+ private:
+  std::size_t index_of(std::string_view node_id) const;
+  redis_server const& any_running() const;
+  std::vector<std::size_t> running_with_role(std::string_view role) const;
+  std::string describe(std::size_t i) const;  // "node 2 (port 40123)"
+  std::string unmet_ok() const;
+  void move_keys(std::uint16_t slot, std::size_t from, std::size_t to);
+
+  std::vector<std::unique_ptr<redis_server>> nodes_;
+  std::vector<std::string> ids_;  // by index; a restarted node keeps its ID (its nodes-P.conf)
+  std::map<std::uint16_t, std::pair<std::size_t, std::size_t>> migrations_;  // slot: from, to
+};
+
+// The cluster slot of a key: CRC16-XMODEM of the key, or of its hash tag (the bytes between the
+// first `{` and the next `}`, if there are any), modulo 16384.
+std::uint16_t key_slot(std::string_view key);
+
+}  // namespace redisync::process

@@ -1,0 +1,174 @@
+#include "process/redis_sentinel.hpp"
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace redisync::process {
+
+namespace {
+
+constexpr char const* name = "mymaster";
+constexpr std::size_t sentinel_count = 3;
+// A requested failover takes about a second: the limit is for a slow machine.
+constexpr std::chrono::seconds transition_limit{30};
+
+// The value of `key` in a reply of SENTINEL MASTER (RESP2: key, value, key, value...).
+std::string entry(resp::value const& reply, std::string_view key) {
+  auto const fields = reply.elements();
+  for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+    if (fields[i].text() == key) return std::string{fields[i + 1].text()};
+  }
+  return {};
+}
+
+std::uint16_t reported_master_port(redis_server const& sentinel) {
+  auto const reply = sentinel.command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", name});
+  std::int64_t port = 0;
+  if (reply.elements().size() != 2 || !reply.elements()[1].as_integer(port)) {
+    throw std::runtime_error{fmt::format("the sentinel on port {} answers GET-MASTER-ADDR-BY-NAME with {}",
+                                         sentinel.port(), resp::debug_string(reply))};
+  }
+  return static_cast<std::uint16_t>(port);
+}
+
+// ROLE: ["master", ...] or ["slave", ip, port, link state, offset].
+resp::value role(redis_server const& server) {
+  auto reply = server.command({"ROLE"});
+  if (reply.elements().empty()) {
+    throw std::runtime_error{fmt::format("port {} answers ROLE with {}", server.port(), resp::debug_string(reply))};
+  }
+  return reply;
+}
+
+}  // namespace
+
+redis_sentinel_set::redis_sentinel_set(sentinel_options options) {
+  redis_options master_options;
+  master_options.password = options.data_password;
+  master_options.start_timeout = options.start_timeout;
+  // After a failover the old master replicates from the new one, which wants the same password.
+  if (!options.data_password.empty()) master_options.extra_args = {"--masterauth", options.data_password};
+  auto const& master = *data_nodes_.emplace_back(std::make_unique<redis_server>(master_options));
+  redis_options replica_options;
+  replica_options.replica_of = master.port();
+  replica_options.password = options.data_password;
+  replica_options.start_timeout = options.start_timeout;
+  auto const& replica = *data_nodes_.emplace_back(std::make_unique<redis_server>(replica_options));
+  // A sentinel learns of replicas from its master's INFO, asked at once and then every 10 s: the
+  // replica must be there for the first.
+  wait_until(fmt::format("the replica on port {} to connect to its master on port {}", replica.port(), master.port()),
+             options.start_timeout, [&]() -> std::string {
+               auto const reply = role(replica);
+               if (reply.elements().size() >= 4 && reply.elements()[3].text() == "connected") return {};
+               return fmt::format("its ROLE is {}", resp::debug_string(reply));
+             });
+
+  for (std::size_t i = 0; i < sentinel_count; ++i) {
+    redis_options sentinel;
+    sentinel.sentinel = true;
+    sentinel.password = options.sentinel_password;
+    sentinel.start_timeout = options.start_timeout;
+    sentinel.config_file_lines = {
+        fmt::format("sentinel monitor {} 127.0.0.1 {} 2", name, master.port()),
+        fmt::format("sentinel down-after-milliseconds {} {}", name, options.down_after.count()),
+        fmt::format("sentinel failover-timeout {} {}", name, options.failover_timeout.count()),
+        fmt::format("sentinel parallel-syncs {} 1", name),
+        "sentinel resolve-hostnames no",
+    };
+    if (!options.data_password.empty()) {
+      sentinel.config_file_lines.push_back(fmt::format("sentinel auth-pass {} {}", name, options.data_password));
+    }
+    sentinels_.push_back(std::make_unique<redis_server>(std::move(sentinel)));
+  }
+  // Sentinels find each other through hello messages on the master, sent every 2 s.
+  wait_until("the sentinels to see the master, its replica and each other", options.start_timeout,
+             [this, port = master.port()] { return unmet_ready(port); });
+}
+
+std::string redis_sentinel_set::unmet_ready(std::uint16_t master_port) const {
+  for (auto const& sentinel : sentinels_) {
+    auto const reported = reported_master_port(*sentinel);
+    if (reported != master_port) {
+      return fmt::format("the sentinel on port {} reports master port {}", sentinel->port(), reported);
+    }
+    auto const master = sentinel->command({"SENTINEL", "MASTER", name});
+    auto const replicas = entry(master, "num-slaves");
+    auto const others = entry(master, "num-other-sentinels");
+    if (replicas != "1" || others != std::to_string(sentinel_count - 1)) {
+      return fmt::format("the sentinel on port {} sees num-slaves {} and num-other-sentinels {}", sentinel->port(),
+                         replicas, others);
+    }
+  }
+  return {};
+}
+
+redis_server& redis_sentinel_set::data_node(std::uint16_t port) {
+  for (auto const& node : data_nodes_) {
+    if (node->port() == port) return *node;
+  }
+  throw std::runtime_error{fmt::format("the sentinels report master port {}, not a port of the set", port)};
+}
+
+redis_server& redis_sentinel_set::master() { return data_node(current_master_port()); }
+
+redis_server& redis_sentinel_set::replica() {
+  auto const master_port = current_master_port();
+  return *data_nodes_[data_nodes_[0]->port() == master_port ? 1 : 0];
+}
+
+std::vector<std::uint16_t> redis_sentinel_set::sentinel_ports() const {
+  std::vector<std::uint16_t> ports;
+  for (auto const& sentinel : sentinels_) ports.push_back(sentinel->port());
+  return ports;
+}
+
+std::string redis_sentinel_set::master_name() const { return name; }
+
+std::string redis_sentinel_set::url() const {
+  std::vector<std::string> addresses;
+  for (auto const port : sentinel_ports()) addresses.push_back(fmt::format("127.0.0.1:{}", port));
+  return fmt::format("redis-sentinel://{}/{}", fmt::join(addresses, ","), name);
+}
+
+std::uint16_t redis_sentinel_set::current_master_port() const {
+  std::vector<std::string> failures;
+  for (auto const& sentinel : sentinels_) {
+    try {
+      return reported_master_port(*sentinel);
+    } catch (std::exception const& e) {
+      failures.emplace_back(e.what());
+    }
+  }
+  throw std::runtime_error{fmt::format("no sentinel reports the master: {}", fmt::join(failures, "; "))};
+}
+
+void redis_sentinel_set::failover() {
+  auto const old_port = current_master_port();
+  auto const& asked = *sentinels_.front();
+  auto const reply = asked.command({"SENTINEL", "FAILOVER", name});
+  if (reply.text() != "OK") {
+    throw std::runtime_error{fmt::format("SENTINEL FAILOVER {} on port {}: {}", name, asked.port(),
+                                         resp::debug_string(reply))};
+  }
+  wait_until(fmt::format("the sentinels to replace the master on port {}", old_port), transition_limit,
+             [&]() -> std::string {
+               std::uint16_t new_port = 0;
+               for (auto const& sentinel : sentinels_) {
+                 auto const reported = reported_master_port(*sentinel);
+                 if (reported == old_port || (new_port != 0 && reported != new_port)) {
+                   return fmt::format("the sentinel on port {} reports master port {}", sentinel->port(), reported);
+                 }
+                 new_port = reported;
+               }
+               auto const new_role = role(data_node(new_port));
+               if (new_role.elements()[0].text() != "master") {
+                 return fmt::format("the new master on port {} answers ROLE with {}", new_port,
+                                    resp::debug_string(new_role));
+               }
+               return {};
+             });
+}
+
+}  // namespace redisync::process
