@@ -56,6 +56,11 @@ client_stats client::stats() const { return core_->stats(); }
 
 std::string client::last_connect_failure() const { return core_->router().last_failure(); }
 
+std::string client::node_of(std::string_view key) const {
+  auto& r = core_->router();
+  return r.address_of(r.slot_of(key));
+}
+
 client::executor_type client::get_executor() const noexcept { return core_->application_executor(); }
 
 config const& client::cfg() const noexcept { return core_->cfg(); }

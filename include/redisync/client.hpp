@@ -174,6 +174,9 @@ class client {
   // longer than config::connection_wait_limit failed with error::not_connected: this says why.
   // Readable from any thread.
   std::string last_connect_failure() const;
+  // The address ("host:port") of the node that serves `key` as far as the client knows now: the
+  // server, a Sentinel's current master, or the cluster node of the key's slot. Any thread.
+  std::string node_of(std::string_view key) const;
   // The executor the client was made with: where operations complete whose handler names no
   // executor of its own.
   executor_type get_executor() const noexcept;

@@ -140,6 +140,7 @@ connection::connection(std::shared_ptr<connection_group> group, config cfg, conn
     : impl_{std::make_shared<impl>(std::move(group), checked(std::move(cfg)), std::move(events))} {
   *impl_->self_ = impl_;
   impl_->node_ = std::move(node);
+  if (!impl_->node_.resolve) impl_->address_ = impl_->cfg_.endpoint();
   impl_->group_->join([weak = std::weak_ptr<impl>{impl_}] {
     if (auto self = weak.lock()) self->start_write();
   });
@@ -297,6 +298,11 @@ void connection::stop() {
 }
 
 bool connection::is_ready() const noexcept { return impl_->ready_; }
+
+std::string connection::address() const {
+  std::lock_guard const lock{impl_->failure_mutex_};
+  return impl_->address_;
+}
 
 std::string connection::last_failure() const {
   std::lock_guard const lock{impl_->failure_mutex_};

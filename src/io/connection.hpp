@@ -172,6 +172,8 @@ class connection {
   // Why the last attempt to connect failed ("127.0.0.1:1: connect: Connection refused"); empty
   // once one succeeds. Readable from any thread.
   std::string last_failure() const;
+  // "host:port" it connects to (a Sentinel's answer, once asked). Readable from any thread.
+  std::string address() const;
 
  private:
   struct impl;

@@ -100,6 +100,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   std::string handshake_failure_;  // the server's refusal, or the handshake's timeout
   mutable std::mutex failure_mutex_;
   std::string last_failure_;  // of the last attempt to connect; empty after a success
+  std::string address_;       // where the last attempt went (under failure_mutex_)
   std::vector<pending_handler<void(error_code)>> resubscribe_waiters_;
 
   enum class run_state : std::uint8_t { idle, running, stopped };

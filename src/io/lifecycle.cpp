@@ -46,6 +46,10 @@ asio::awaitable<void> connection::impl::run_loop() {
       }
     }
     std::string const where = cfg_.endpoint();
+    {
+      std::lock_guard const lock{failure_mutex_};
+      address_ = where;
+    }
     bool timed_out = false;
     if (!ec) {
       emit(event_kind::connecting, event_level::debug, {}, where);

@@ -137,7 +137,7 @@ void cluster::start_node(node_id id) {
     if (auto self = weak.lock()) self->want_refresh(refresh_retry);
   };
   auto conn = std::make_shared<io::connection>(group_, cfg_.for_node(nodes_[id]->at), std::move(ev),
-                                               io::node_options{.sharded_pubsub = true});
+                                               io::node_options{.sharded_pubsub = true, .must_be_master = false, .resolve = {}});
   {
     std::lock_guard const lock{nodes_mutex_};
     nodes_[id]->conn = conn;
@@ -201,6 +201,7 @@ bool cluster::on_redirect(node_id from, io::entry_ptr const& e) {
   if (ec != std::errc{} || slot >= cluster_slots || !to) return false;
   node_id const id = find_or_add(*to);
   if (code == error::moved) {
+    std::lock_guard const lock{nodes_mutex_};
     slots_[slot] = id;
     want_refresh(std::chrono::milliseconds{0});
   }
@@ -334,12 +335,17 @@ asio::awaitable<std::optional<std::vector<cluster::shard>>> cluster::load_shards
 
 void cluster::apply(std::vector<shard> const& shards) {
   std::set<node_id> masters;
+  auto slots = slots_;
   for (auto const& s : shards) {
     node_id const id = find_or_add(s.master);
     masters.insert(id);
     for (auto const& [first, last] : s.ranges) {
-      for (slot_type slot = first; slot <= last && slot < cluster_slots; ++slot) slots_[slot] = id;
+      for (slot_type slot = first; slot <= last && slot < cluster_slots; ++slot) slots[slot] = id;
     }
+  }
+  {
+    std::lock_guard const lock{nodes_mutex_};
+    slots_ = std::move(slots);
   }
   map_known_ = true;
   for (node_id id = 0; id < nodes_.size(); ++id) {
@@ -463,6 +469,7 @@ std::string cluster::last_failure() const {
 }
 
 std::string cluster::address_of(slot_type slot) const {
+  std::lock_guard const lock{nodes_mutex_};
   auto const& at = nodes_[slots_[slot]]->at;
   return fmt::format("{}:{}", at.host, at.port);
 }

@@ -52,8 +52,7 @@ class cluster final : public router, public std::enable_shared_from_this<cluster
   io::connection_stats stats() const noexcept override;
   std::string last_failure() const override;
 
-  // The address of the node that serves `slot` now ("127.0.0.1:7000"), for inspect.
-  std::string address_of(slot_type slot) const;
+  std::string address_of(slot_type slot) const override;
 
  private:
   static constexpr node_id no_node = ~node_id{0};
@@ -88,7 +87,8 @@ class cluster final : public router, public std::enable_shared_from_this<cluster
   config cfg_;
   router_events events_;
   std::shared_ptr<io::connection_group> group_;
-  mutable std::mutex nodes_mutex_;  // nodes_ grows on the strand; stats() reads it anywhere
+  // nodes_ and slots_ change on the strand (under it); stats() and address_of() read them anywhere.
+  mutable std::mutex nodes_mutex_;
   std::vector<std::unique_ptr<node>> nodes_;  // by node_id; an id stays with its address
   std::vector<node_id> slots_;                // the master of each slot, as last known
   bool map_known_ = false;

@@ -19,7 +19,7 @@ bool same(std::string_view a, std::string_view b) {
 }
 
 keys keys_of(std::string_view command) {
-  static constexpr std::array<std::string_view, 26> keyless{
+  static constexpr std::array<std::string_view, 27> keyless{"PUBSUB",
       "PING", "ECHO", "INFO", "TIME", "CLUSTER", "CONFIG", "DBSIZE", "SCRIPT", "FLUSHALL", "FLUSHDB",
       "CLIENT", "COMMAND", "HELLO", "AUTH", "SELECT", "WAIT", "MULTI", "EXEC", "DISCARD", "SCAN",
       "KEYS", "RANDOMKEY", "ROLE", "LASTSAVE", "SLOWLOG", "LATENCY"};

@@ -68,6 +68,8 @@ class router {
   virtual io::connection_stats stats() const noexcept = 0;
   // Why the last attempt to connect to a node failed, if the node is still without a connection.
   virtual std::string last_failure() const = 0;
+  // "host:port" of the node of `slot`, as far as known now. Any thread.
+  virtual std::string address_of(slot_type slot) const = 0;
 };
 
 }  // namespace redisync::detail::routing

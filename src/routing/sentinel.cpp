@@ -171,6 +171,20 @@ void sentinel::resolver::learn(node_address const& answered, std::vector<node_ad
   }
 }
 
+// The events of the connection that listens for +switch-master: a hint to ask the Sentinels again.
+io::connection_events sentinel::switch_master_watch(std::shared_ptr<resolver> const& r) {
+  io::connection_events events;
+  events.push = [r](resp::value const& v) {
+    // ["message", "+switch-master", "<name> <old ip> <old port> <new ip> <new port>"]
+    auto const e = v.elements();
+    if (e.size() != 3 || !e[2].is_string()) return;
+    std::string_view const text = e[2].text();
+    if (text.substr(0, text.find(' ')) != r->cfg.sentinel_master_name) return;
+    if (auto* conn = r->data.load()) conn->reconnect();
+  };
+  return events;
+}
+
 sentinel::sentinel(io::connection::executor_type ex, config cfg, router_events events)
     : sentinel{ex, cfg, std::move(events), std::make_shared<resolver>(cfg)} {}
 
@@ -189,15 +203,7 @@ sentinel::sentinel(io::connection::executor_type ex, config cfg, router_events e
                    return true;
                  }},
       resolver_{std::move(r)},
-      watch_{ex, cfg.for_sentinel(cfg.seed_nodes().front()),
-             io::connection_events{.push = [r = resolver_](resp::value const& v) {
-               // ["message", "+switch-master", "<name> <old ip> <old port> <new ip> <new port>"]
-               auto const e = v.elements();
-               if (e.size() != 3 || !e[2].is_string()) return;
-               std::string_view const text = e[2].text();
-               if (text.substr(0, text.find(' ')) != r->cfg.sentinel_master_name) return;
-               if (auto* conn = r->data.load()) conn->reconnect();
-             }}} {
+      watch_{ex, cfg.for_sentinel(cfg.seed_nodes().front()), switch_master_watch(resolver_)} {
   resolver_->data = &conn_;
 }
 

@@ -35,6 +35,7 @@ class standalone : public router {
   void stop() override;
   io::connection_stats stats() const noexcept override { return conn_.stats(); }
   std::string last_failure() const override { return conn_.last_failure(); }
+  std::string address_of(slot_type) const override { return conn_.address(); }
 
  protected:
   io::connection conn_;

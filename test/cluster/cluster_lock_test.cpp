@@ -3,6 +3,7 @@
 // killed master and a slot migrated while its lock is held and waited on.
 
 #include "process/redis_cluster.hpp"
+#include "support/fault_scenario.hpp"
 #include "support/lock_fixture.hpp"
 
 #include <redisync/redisync.hpp>
@@ -195,6 +196,41 @@ BOOST_AUTO_TEST_CASE(a_lock_held_and_waited_on_while_its_slot_migrates_passes_to
     co_await waiter.result()->release(asio::use_awaitable);
     BOOST_TEST(cluster.master_of_slot(static_cast<std::uint16_t>(slot)) == to);
   });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Four `redisync stress` processes through failovers (test/support/fault_scenario.hpp): exclusion
+// within validity windows, every hold ended once, tokens rising, the fenced counter exact.
+BOOST_AUTO_TEST_SUITE(cluster_faults, *boost::unit_test::label("cluster"))
+
+namespace {
+
+// The lock, its counter and its fence in one slot (a fenced write names both keys).
+redisync::test::lock_server server_of(redis_cluster& cluster, std::string const& lock) {
+  return [&cluster, lock](std::vector<std::string> const& args) {
+    return cluster.node(cluster.master_of_slot(key_slot(lock))).command(args);
+  };
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(stress_processes_keep_exclusion_and_the_counter_through_a_manual_failover) {
+  auto& cluster = shared_cluster();
+  std::string const lock = "{manual-failover}";
+  redisync::test::run_with_fault(server_of(cluster, lock), {lock, cluster.url(), [&] {
+    cluster.failover(cluster.replica_of(cluster.master_of_slot(key_slot(lock))));
+  }, false, 4});
+}
+
+BOOST_AUTO_TEST_CASE(stress_processes_keep_exclusion_and_tokens_rising_through_a_killed_master) {
+  auto& cluster = shared_cluster();
+  std::string const lock = "{killed-master}";
+  auto const victim = cluster.master_of_slot(key_slot(lock));
+  redisync::test::run_with_fault(server_of(cluster, lock), {lock, cluster.url(), [&] {
+    cluster.kill_master(victim);
+  }, false, 4});
+  cluster.restart(victim);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

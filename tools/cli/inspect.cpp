@@ -25,17 +25,19 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
   client c{ctx.get_executor(), config_from_url(url)};
   c.start();
   co_await connect(c);
+  // A cluster's lock channels are sharded: their subscribers are counted apart.
+  std::string_view const numsub = c.cfg().mode == topology::cluster ? "SHARDNUMSUB" : "NUMSUB";
   resp::request req;
   req.push("TYPE", name);
   req.push("PTTL", name);
   req.push("GET", detail::lock_protocol::token_key_of(name));
-  req.push("PUBSUB", "NUMSUB", detail::lock_protocol::channel_of(name));
+  req.push("PUBSUB", numsub, detail::lock_protocol::channel_of(name));
   // The fair lock's queue, in order, with the server time until which each waiter counts as alive.
   req.push("ZRANGE", detail::fair_protocol::queue_key_of(name), 0, -1);
   req.push("ZRANGE", detail::fair_protocol::alive_key_of(name), 0, -1, "WITHSCORES");
   req.push("TIME");
   // The read-write lock's channel and its waiting writers' marks.
-  req.push("PUBSUB", "NUMSUB", detail::rw_protocol::channel_of(name));
+  req.push("PUBSUB", numsub, detail::rw_protocol::channel_of(name));
   req.push("ZRANGE", detail::rw_protocol::marks_key_of(name), 0, -1, "WITHSCORES");
   auto [ec, replies] = co_await c.exec(std::move(req), asio::as_tuple(asio::use_awaitable));
   if (!ec) ec = check_replies(replies);
@@ -129,10 +131,11 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
         {"alive_for_ms", static_cast<std::int64_t>(pair.elements()[1].number()) - server_ms}});
   }
   auto const rw_subscribers = replies[7].elements().size() == 2 ? replies[7].elements()[1].integer() : 0;
+  auto const node = c.node_of(name);
   c.stop();
 
   if (as_json) {
-    json::object out{{"name", name},   {"type", type},   {"holders", holders},
+    json::object out{{"name", name},   {"node", node},   {"type", type},   {"holders", holders},
                      {"pttl_ms", pttl}, {"fencing_token", token}, {"subscribers", subscribers},
                      {"fair_queue", queue}};
     if (!foreign.empty()) out["not_a_lock"] = foreign;
@@ -147,6 +150,7 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
     co_return 0;
   }
   fmt::print("lock          {}\n", name);
+  fmt::print("node          {}\n", node);
   if (type == "none") {
     fmt::print("state         free\n");
   } else if (type != "hash") {
