@@ -72,8 +72,9 @@ class multiplexer {
     std::function<bool(entry_ptr const&)> redirect;
   };
 
-  // A request is redirected this many times at most; the next redirect is its reply.
-  static constexpr unsigned max_redirects = 5;
+  // A request is redirected this many times at most; the next redirect is its reply. (While a
+  // failover settles, two nodes may each send it to the other: the router then waits between.)
+  static constexpr unsigned max_redirects = 16;
 
   // `connection_wait`: how long a request waits for a connection before it fails.
   multiplexer(std::chrono::milliseconds transient_budget, std::chrono::milliseconds connection_wait, hooks h)

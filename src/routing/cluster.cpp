@@ -30,6 +30,10 @@ constexpr auto tuple_token = asio::as_tuple(asio::deferred);
 constexpr std::chrono::milliseconds shards_timeout{1000};
 // While the map is incomplete (a master down, no answer), it is loaded again this often.
 constexpr std::chrono::milliseconds refresh_retry{250};
+// Loads of the map that wait for the node a MOVED named to connect, at most.
+constexpr unsigned informed_patience = 12;
+// A request or subscription redirected again waits this long times its redirects for the map.
+constexpr std::chrono::milliseconds redirect_pause{25};
 
 // "host:port" of a MOVED or ASK reply; an empty host is the host that replied.
 std::optional<node_address> parse_address(std::string_view text, node_address const& replied) {
@@ -201,9 +205,22 @@ bool cluster::on_redirect(node_id from, io::entry_ptr const& e) {
   if (ec != std::errc{} || slot >= cluster_slots || !to) return false;
   node_id const id = find_or_add(*to);
   if (code == error::moved) {
-    std::lock_guard const lock{nodes_mutex_};
-    slots_[slot] = id;
+    {
+      std::lock_guard const lock{nodes_mutex_};
+      slots_[slot] = id;
+    }
+    informed_ = id;
+    informed_tries_ = 0;
     want_refresh(std::chrono::milliseconds{0});
+  }
+  // A (un)subscription belongs to the connection it went to: it is made again where the map
+  // now says (subscribe_on_owner).
+  if (e->out.pushes > 0) return false;
+  if (e->redirects > 1) {
+    // Sent back and forth: nodes disagree while a failover settles. It waits for the map.
+    parked_.push_back(e);
+    want_refresh(redirect_pause * e->redirects);
+    return true;
   }
   route(e, id, code == error::ask);
   return true;
@@ -211,6 +228,13 @@ bool cluster::on_redirect(node_id from, io::entry_ptr const& e) {
 
 void cluster::subscribe(bool on, slot_type slot, std::vector<std::string> channels,
                         asio::any_completion_handler<void(error_code)> handler) {
+  subscribe_on_owner(on, slot, std::move(channels), std::move(handler), 0);
+}
+
+// A subscription that met MOVED or ASK (the slot moved, the map is stale) or CLUSTERDOWN is made
+// again on the slot's node once the map was loaded again, a few times at most.
+void cluster::subscribe_on_owner(bool on, slot_type slot, std::vector<std::string> channels,
+                                 asio::any_completion_handler<void(error_code)> handler, unsigned attempt) {
   // Unsubscribed where it was subscribed, which may be the slot's former node.
   node_id id = slots_[slot];
   for (auto const& c : channels) {
@@ -222,7 +246,21 @@ void cluster::subscribe(bool on, slot_type slot, std::vector<std::string> channe
     }
   }
   if (!nodes_[id]->conn) start_node(id);
-  nodes_[id]->conn->subscribe(on, std::move(channels), std::move(handler));
+  if (!on) return nodes_[id]->conn->unsubscribe(std::move(channels), std::move(handler));
+  auto retry = [weak = weak_from_this(), slot, channels, handler = std::move(handler), attempt](error_code ec) mutable {
+    auto self = weak.lock();
+    bool const elsewhere = ec == error::moved || ec == error::ask || ec == error::cluster_down ||
+                           ec == error::try_again || ec == error::read_only;
+    if (!self || !elsewhere || attempt + 1 >= io::multiplexer::max_redirects || self->stopping_) {
+      return std::move(handler)(ec);
+    }
+    self->after_refresh_.emplace_back([self, slot, channels = std::move(channels), handler = std::move(handler),
+                                       attempt]() mutable {
+      self->subscribe_on_owner(true, slot, std::move(channels), std::move(handler), attempt + 1);
+    });
+    self->want_refresh(redirect_pause * (attempt + 1));
+  };
+  nodes_[id]->conn->subscribe(std::move(channels), asio::bind_executor(group_->executor(), std::move(retry)));
 }
 
 void cluster::want_refresh(std::chrono::milliseconds after) {
@@ -247,6 +285,7 @@ asio::awaitable<void> cluster::refresh_loop() {
     bool complete = shards.has_value();
     if (shards) apply(*shards);
     for (auto& e : std::exchange(parked_, {})) route(e, slots_[e->out.merge.slot], false);
+    for (auto& f : std::exchange(after_refresh_, {})) std::move(f)();
     for (auto const& n : nodes_) {
       if (n->master && !(n->conn && n->conn->is_ready())) complete = false;
     }
@@ -258,17 +297,25 @@ asio::awaitable<void> cluster::refresh_loop() {
 // with none connected, the known nodes are connected to for the next try.
 asio::awaitable<std::optional<std::vector<cluster::shard>>> cluster::load_shards() {
   std::vector<std::pair<node_id, std::shared_ptr<io::connection>>> asked;
-  for (int pass = 0; pass < 2; ++pass) {
+  // The node a MOVED named alone, once connected: it has taken the slot, and others may not have
+  // heard yet (their stale answer would send requests back to where the MOVED came from).
+  if (informed_ != no_node && ++informed_tries_ > informed_patience) informed_ = no_node;
+  if (informed_ != no_node) {
+    if (!nodes_[informed_]->conn) start_node(informed_);
+    if (!nodes_[informed_]->conn->is_ready()) co_return std::nullopt;
+    asked.emplace_back(informed_, nodes_[informed_]->conn);
+  }
+  for (int pass = 0; pass < 2 && informed_ == no_node; ++pass) {
     for (node_id id = 0; id < nodes_.size(); ++id) {
       auto const& n = *nodes_[id];
       if (n.master == (pass == 0) && n.conn && n.conn->is_ready()) asked.emplace_back(id, n.conn);
     }
   }
   if (asked.empty()) {
+    // Their connections say why, if they fail.
     for (node_id id = 0; id < nodes_.size(); ++id) {
       if (!nodes_[id]->conn) start_node(id);
     }
-    set_map_failure("no node of the cluster is connected");
     co_return std::nullopt;
   }
   for (auto const& [id, conn] : asked) {
@@ -328,6 +375,7 @@ asio::awaitable<std::optional<std::vector<cluster::shard>>> cluster::load_shards
       continue;
     }
     set_map_failure({});
+    informed_ = no_node;
     co_return shards;
   }
   co_return std::nullopt;
@@ -347,7 +395,6 @@ void cluster::apply(std::vector<shard> const& shards) {
     std::lock_guard const lock{nodes_mutex_};
     slots_ = std::move(slots);
   }
-  map_known_ = true;
   for (node_id id = 0; id < nodes_.size(); ++id) {
     nodes_[id]->master = masters.contains(id);
     if (nodes_[id]->master && !nodes_[id]->conn) start_node(id);
@@ -432,6 +479,7 @@ void cluster::stop() {
     }
     // Parked requests fail as their node's do.
     for (auto& e : std::exchange(self->parked_, {})) self->route(e, self->slots_[e->out.merge.slot], false);
+    for (auto& f : std::exchange(self->after_refresh_, {})) std::move(f)();
     if (self->nodes_running_ == 0) self->finish_run(asio::error::operation_aborted);
   });
 }

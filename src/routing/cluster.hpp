@@ -74,6 +74,8 @@ class cluster final : public router, public std::enable_shared_from_this<cluster
   void start_node(node_id id);
   void route(io::entry_ptr e, node_id to, bool asking);
   bool on_redirect(node_id from, io::entry_ptr const& e);
+  void subscribe_on_owner(bool on, slot_type slot, std::vector<std::string> channels,
+                          boost::asio::any_completion_handler<void(io::error_code)> handler, unsigned attempt);
   void want_refresh(std::chrono::milliseconds after);
   boost::asio::awaitable<void> refresh_loop();
   boost::asio::awaitable<std::optional<std::vector<shard>>> load_shards();
@@ -91,10 +93,12 @@ class cluster final : public router, public std::enable_shared_from_this<cluster
   mutable std::mutex nodes_mutex_;
   std::vector<std::unique_ptr<node>> nodes_;  // by node_id; an id stays with its address
   std::vector<node_id> slots_;                // the master of each slot, as last known
-  bool map_known_ = false;
+  node_id informed_ = no_node;  // named by the last MOVED: the one asked for the map
+  unsigned informed_tries_ = 0;
   // Channels the layer above wants, by the node they are subscribed on.
   std::unordered_map<std::string, node_id> channels_;
   std::vector<io::entry_ptr> parked_;  // READONLY: resent once the map was loaded again
+  std::vector<boost::asio::any_completion_handler<void()>> after_refresh_;  // subscriptions made again then
   boost::asio::steady_timer refresh_timer_;
   std::optional<io::clock_type::time_point> refresh_at_;
   bool refreshing_ = false;

@@ -11,6 +11,7 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
 #include <set>
+#include <thread>
 
 namespace asio = boost::asio;
 using namespace redisync::test::lock_names;
@@ -119,6 +120,27 @@ BOOST_AUTO_TEST_CASE(exec_and_query_go_to_the_node_of_their_keys_and_keys_over_s
     ping.push("PING");
     auto [pec, pong] = co_await c.exec(std::move(ping), tuple_awaitable);
     BOOST_TEST(!pec);
+  });
+}
+
+BOOST_AUTO_TEST_CASE(inspect_names_the_node_of_the_lock_and_its_holder) {
+  auto& cluster = shared_cluster();
+  run_on_cluster([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto me = c.new_owner();
+    auto h = co_await me.lock("inspected").acquire(asio::use_awaitable);
+    redisync::test::temp_dir dir;
+    redisync::test::child tool{REDISYNC_TOOL_PATH, {"inspect", "--redis", cluster.url(), "inspected", "--json"},
+                               dir.path / "out", dir.path / "err"};
+    BOOST_TEST_REQUIRE(tool.wait(20s));
+    BOOST_TEST(tool.exit_code() == 0);
+    auto const lines = redisync::test::json_lines(dir.path / "out");
+    BOOST_TEST_REQUIRE(lines.size() == 1u);
+    auto const& o = lines.front();
+    BOOST_TEST(o.at("node").as_string() == c.node_of("inspected"));
+    BOOST_TEST(o.at("node").as_string() ==
+               "127.0.0.1:" + std::to_string(cluster.node(cluster.master_of_slot(key_slot("inspected"))).port()));
+    BOOST_TEST(o.at("holders").as_object().contains(h.owner_id()));
+    co_await h.release(asio::use_awaitable);
   });
 }
 
@@ -231,6 +253,43 @@ BOOST_AUTO_TEST_CASE(stress_processes_keep_exclusion_and_tokens_rising_through_a
     cluster.kill_master(victim);
   }, false, 4});
   cluster.restart(victim);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(cluster_waiters, *boost::unit_test::label("cluster"))
+
+BOOST_AUTO_TEST_CASE(a_waiter_gets_the_lock_released_after_its_master_failed_over) {
+  auto& cluster = shared_cluster();
+  auto const name = name_on(cluster, cluster.masters().front(), "waited-over-failover-");
+  run_on_cluster(
+      [&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+        auto a = c.new_owner(), b = c.new_owner();
+        auto first = co_await a.lock(name).acquire(asio::use_awaitable);
+        redisync::test::background_acquire waiter{ctx, b.lock(name)};
+        co_await redisync::test::sleep_for(200ms);
+        auto const master = cluster.master_of_slot(key_slot(name));
+        std::thread failing_over{[&] { cluster.failover(cluster.replica_of(master)); }};
+        while (cluster.master_of_slot(key_slot(name)) == master) co_await redisync::test::sleep_for(50ms);
+        failing_over.join();
+        co_await redisync::test::sleep_for(1500ms);  // a renewal meets MOVED; the map moves on
+        BOOST_TEST((first.status() == hold_status::held));
+        BOOST_TEST(!waiter.result().has_value());
+        co_await first.release(asio::use_awaitable);
+        // The lease is 3 s: a waiter that missed the message would still try within it.
+        BOOST_TEST_REQUIRE(co_await waiter.wait(2s));
+        BOOST_TEST_REQUIRE(waiter.result().has_value());
+        BOOST_TEST(waiter.result()->token() > first.token());
+        co_await waiter.result()->release(asio::use_awaitable);
+      },
+      std::chrono::seconds{60},
+      [](redisync::config& cfg) {
+        cfg.watchdog_lease = 3s;
+        cfg.on_event = [](redisync::event const& e) {
+          BOOST_TEST_MESSAGE(redisync::to_string(e.kind) << " " << e.lock << " " << e.error.message() << " "
+                                                         << e.detail);
+        };
+      });
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -10,6 +10,8 @@
 // Exits 0 only if every check held.
 
 #include "cli/common.hpp"
+#include "cli/demo_report.hpp"
+#include "cli/demo_topology.hpp"
 #include "process/child.hpp"
 #include "process/monotonic.hpp"
 
@@ -27,6 +29,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <sstream>
 
@@ -42,17 +45,10 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct check {
-  std::string name;
-  bool passed;
-  std::string detail;
-};
-
 class demo_run {
  public:
   demo_run(asio::io_context& ctx, std::string url)
-      : ctx_{ctx}, url_{std::move(url)}, client_{ctx.get_executor(), config_from_url(url_)},
-        start_{clock_type::now()} {
+      : ctx_{ctx}, url_{std::move(url)}, client_{ctx.get_executor(), config_from_url(url_)} {
     std::random_device rd;
     prefix_ = fmt::format("redisync-demo:{:06x}:", rd() & 0xffffff);
     client_.start();
@@ -68,28 +64,16 @@ class demo_run {
     co_await fair_queue();
     co_await read_write();
     client_.stop();
-    fmt::print("\n{:<44} {:<6} {}\n", "check", "result", "detail");
-    fmt::print("{:-<44} {:-<6} {:-<40}\n", "", "", "");
-    bool all = true;
-    for (auto const& c : checks_) {
-      fmt::print("{:<44} {:<6} {}\n", c.name, c.passed ? "ok" : "FAILED", c.detail);
-      all = all && c.passed;
-    }
-    fmt::print("\n{}\n", all ? "every safety check held" : "SOME CHECKS FAILED");
-    co_return all ? 0 : 1;
+    co_return report_.summary();
   }
 
  private:
   template <class... Args>
   void say(fmt::format_string<Args...> f, Args&&... args) {
-    auto const t = std::chrono::duration<double>(clock_type::now() - start_).count();
-    fmt::print("[{:6.2f}s] {}\n", t, fmt::format(f, std::forward<Args>(args)...));
-    std::fflush(stdout);
+    report_.say(f, std::forward<Args>(args)...);
   }
-
   void record(std::string name, bool passed, std::string detail) {
-    say("{}: {} ({})", name, passed ? "ok" : "FAILED", detail);
-    checks_.push_back({std::move(name), passed, std::move(detail)});
+    report_.record(std::move(name), passed, std::move(detail));
   }
 
   asio::awaitable<resp::value> cmd(resp::request req) { co_return co_await command(client_, std::move(req)); }
@@ -448,9 +432,8 @@ class demo_run {
   asio::io_context& ctx_;
   std::string url_;
   client client_;
-  clock_type::time_point start_;
+  demo_report report_;
   std::string prefix_;
-  std::vector<check> checks_;
 };
 
 }  // namespace
@@ -459,13 +442,21 @@ int demo_main(std::vector<std::string> const& args) {
   std::optional<std::string> url;
   po::options_description options{"demo options"};
   options.add_options()("redis", po::value<std::string>(),
-                        "Redis URL; without it a private redis-server is started on a free port");
+                        "Redis URL; without it a private redis-server is started on a free port")(
+      "cluster", "start a private 3-master, 3-replica Redis Cluster and show locks through its failover")(
+      "sentinel", "start a private master, replica and 3 Sentinels and show locks through their failover");
   po::variables_map vm;
   int code = 0;
   if (!parse("demo", "A live demonstration of the locks, with a summary of the safety checks.", options, {},
              args, vm, code)) {
     return code;
   }
+  if (vm.count("cluster") + vm.count("sentinel") + vm.count("redis") > 1) {
+    std::cerr << "redisync demo: --redis, --cluster and --sentinel exclude each other\n";
+    return 2;
+  }
+  if (vm.count("cluster")) return demo_cluster();
+  if (vm.count("sentinel")) return demo_sentinel();
   if (vm.count("redis")) url = vm["redis"].as<std::string>();
   auto target = open_target(url);
   if (target.own) {

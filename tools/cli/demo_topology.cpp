@@ -1,0 +1,152 @@
+// redisync demo --cluster | --sentinel: a loopback topology of its own (a 3-master, 3-replica
+// cluster, or a master, a replica and 3 Sentinels) and locks through its failures:
+//   1. a lock held with the watchdog stays held through a failover, renewed on the new master;
+//   2. its waiter gets it after the release, with a greater fencing token;
+//   3. after the lock's master is killed, the lock can be taken again within the topology's
+//      failover time, with a fencing token above every earlier one.
+// Exits 0 only if every check held.
+
+#include "cli/common.hpp"
+#include "cli/demo_report.hpp"
+#include "cli/demo_topology.hpp"
+#include "process/redis_cluster.hpp"
+#include "process/redis_sentinel.hpp"
+
+#include <redisync/redisync.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/core.h>
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <thread>
+
+namespace redisync::cli {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+
+// What the demo does to the topology, and how soon a killed master's locks are due back.
+struct topology_faults {
+  std::string url;
+  std::function<void(std::string const& lock)> failover;  // returns once it is over
+  std::function<void(std::string const& lock)> kill;      // SIGKILL of the lock's master, at once
+  std::chrono::milliseconds back_within;
+  std::string back_within_says;
+};
+
+asio::awaitable<void> sleep(std::chrono::milliseconds d) {
+  asio::steady_timer t{co_await asio::this_coro::executor, d};
+  co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+// Runs `f` (a fixture call that blocks until the topology settled) on a thread of its own, so that
+// renewals and waiters go on meanwhile.
+asio::awaitable<void> off_thread(std::function<void()> f) {
+  std::atomic<bool> done{false};
+  std::exception_ptr failure;
+  std::thread worker{[&] {
+    try {
+      f();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    done = true;
+  }};
+  while (!done) co_await sleep(50ms);
+  worker.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+asio::awaitable<int> show(asio::io_context& ctx, topology_faults faults) {
+  demo_report report;
+  auto cfg = config_from_url(faults.url);
+  cfg.watchdog_lease = 3s;  // renewed every second: a failover longer than that would show
+  client c{ctx.get_executor(), cfg};
+  c.start();
+  co_await connect(c);
+  std::string const name = "redisync-demo:failover";
+  auto a = c.new_owner(), b = c.new_owner();
+  auto first = co_await a.lock(name).acquire(asio::use_awaitable);
+  auto const first_node = c.node_of(name);
+  report.say("owner A holds {} on {} (token {}, lease 3 s, renewed by the watchdog)", name, first_node,
+             first.token());
+  std::optional<held> second;
+  boost::system::error_code waiter_error;
+  auto waiter = [&]() -> asio::awaitable<void> {
+    auto [ec, h] = co_await b.lock(name).acquire(asio::as_tuple(asio::use_awaitable));
+    waiter_error = ec;
+    if (!ec) second = std::move(h);
+  };
+  asio::co_spawn(ctx, waiter, asio::detached);
+  report.say("owner B waits for it; failing the lock's master over to its replica");
+  co_await off_thread([&] { faults.failover(name); });
+  report.say("failed over: the lock is on {} now; waiting past the lease", c.node_of(name));
+  co_await sleep(4s);
+  report.record("a hold survives a failover", first.status() == hold_status::held && !second,
+                fmt::format("A still holds after 4 s on {} (was {})", c.node_of(name), first_node));
+  co_await first.release(asio::use_awaitable);
+  for (int i = 0; i < 100 && !second; ++i) co_await sleep(50ms);
+  report.record("the waiter gets it with a greater token", second && second->token() > first.token(),
+                second ? fmt::format("token {} after {}", second->token(), first.token())
+                       : fmt::format("B never got it: {}", waiter_error ? waiter_error.message() : "still waiting"));
+  auto const before_kill = second ? second->token() : first.token();
+  if (second) co_await second->release(asio::use_awaitable);
+
+  report.say("killing the lock's master with SIGKILL ({} on {})", name, c.node_of(name));
+  faults.kill(name);
+  auto const killed = std::chrono::steady_clock::now();
+  std::optional<held> after;
+  while (!after && std::chrono::steady_clock::now() - killed < 30s) {
+    auto [ec, h] = co_await a.lock(name).try_acquire(500ms, asio::as_tuple(asio::use_awaitable));
+    if (!ec && h) after = std::move(*h);
+    if (ec) co_await sleep(50ms);
+  }
+  auto const took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed);
+  report.record("locks are back after a master dies", after && took <= faults.back_within,
+                fmt::format("held again after {} ms on {} (bound {})", took.count(), c.node_of(name),
+                            faults.back_within_says));
+  report.record("fencing tokens keep rising", after && after->token() > before_kill,
+                after ? fmt::format("token {} after {}", after->token(), before_kill) : "not held");
+  if (after) co_await after->release(asio::use_awaitable);
+  c.stop();
+  co_return report.summary();
+}
+
+}  // namespace
+
+int demo_cluster() {
+  fmt::print("starting a Redis Cluster of 3 masters and 3 replicas on loopback ports...\n");
+  process::redis_cluster cluster;
+  fmt::print("cluster ready: {}\n", cluster.url());
+  auto master_of = [&](std::string const& lock) { return cluster.master_of_slot(process::key_slot(lock)); };
+  asio::io_context ctx{1};
+  return run(ctx, show(ctx, {.url = cluster.url(),
+                             .failover = [&](std::string const& lock) {
+                               cluster.failover(cluster.replica_of(master_of(lock)));
+                             },
+                             .kill = [&](std::string const& lock) { cluster.node(master_of(lock)).kill_hard(); },
+                             .back_within = 5s,
+                             .back_within_says = "node timeout 2 s + 3 s"}));
+}
+
+int demo_sentinel() {
+  fmt::print("starting a master, a replica and 3 Sentinels on loopback ports...\n");
+  process::redis_sentinel_set set;
+  fmt::print("Sentinel set ready: {}\n", set.url());
+  asio::io_context ctx{1};
+  return run(ctx, show(ctx, {.url = set.url(),
+                             .failover = [&](std::string const&) { set.failover(); },
+                             .kill = [&](std::string const&) { set.master().kill_hard(); },
+                             .back_within = 13s,
+                             .back_within_says = "down-after 2 s + failover-timeout 10 s + 1 s"}));
+}
+
+}  // namespace redisync::cli
