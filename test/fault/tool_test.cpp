@@ -49,7 +49,10 @@ BOOST_AUTO_TEST_CASE(a_malformed_url_is_a_usage_error_that_names_the_part) {
   expect_one_line(run_tool({"demo", "--redis", "redis://127.0.0.1:99999"}), 2, "demo",
                   "bad Redis URL 'redis://127.0.0.1:99999': the port must be a number from 1 to 65535");
   expect_one_line(run_tool({"stress", "--redis", "bogus://x", "--lock", "l"}), 2, "stress",
-                  "the scheme must be redis or rediss, not bogus");
+                  "the scheme must be redis, rediss, redis-cluster, rediss-cluster, redis-sentinel or "
+                  "rediss-sentinel, not bogus");
+  expect_one_line(run_tool({"inspect", "--redis", "redis-sentinel://127.0.0.1:26379", "l"}), 2, "inspect",
+                  "it names no master");
   expect_one_line(run_tool({"inspect", "--redis", "redis://", "l"}), 2, "inspect", "it names no host");
   expect_one_line(run_tool({"bench", "--redis", "redis://h/x", "--workload", "W1"}), 2, "bench",
                   "the database must be a number");
