@@ -71,10 +71,10 @@ void client::start_run(core_ptr const& core, asio::any_completion_handler<void(e
 
 namespace {
 
-// The slot of a request's keys in a cluster (any master's for none; on one server, 0), or
-// error::cross_slot for keys that no one node serves together.
 using core_ptr = std::shared_ptr<detail::sync::client_core>;
 
+// The slot of a request's keys in a cluster (any master's for none; on one server, 0), or
+// error::cross_slot for keys that no one node serves together.
 std::pair<detail::routing::slot_type, error_code> slot_of(core_ptr const& core, detail::io::outgoing const& out) {
   if (core->cfg().mode != topology::cluster) return {0, {}};
   auto const r = detail::routing::slot_of_request(core->router(), out.payload);
