@@ -5,11 +5,14 @@
 #include "process/redis_cluster.hpp"
 #include "support/fault_scenario.hpp"
 #include "support/lock_fixture.hpp"
+#include "support/processes.hpp"
 
 #include <redisync/redisync.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
+#include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -290,6 +293,72 @@ BOOST_AUTO_TEST_CASE(a_waiter_gets_the_lock_released_after_its_master_failed_ove
                                                          << e.detail);
         };
       });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// redisync and a client of Redisson's lock protocol in cluster mode (test/interop/
+// redisson_cluster_peer.mjs: SSUBSCRIBE, and SPUBLISH passed to the unlock script) exclude each
+// other and wake each other's waiters on the same name. The lease is 30 s: a wake-up within 2 s
+// can only be the unlock message.
+BOOST_AUTO_TEST_SUITE(cluster_interop, *boost::unit_test::label("cluster"))
+
+namespace {
+
+std::vector<std::string> cluster_peer(std::vector<std::string> args) {
+  char const* modules = std::getenv("REDISSON_NODE_MODULES");
+  BOOST_TEST_REQUIRE((modules != nullptr && std::filesystem::exists(std::string{modules} + "/ioredis")),
+                     "ioredis is missing: scripts/test.sh installs it into build/interop");
+  args.insert(args.begin(), REDISYNC_SOURCE_DIR "/test/interop/redisson_cluster_peer.mjs");
+  return args;
+}
+
+std::int64_t peer_event_ns(redisync::test::child const& peer, std::string_view kind) {
+  auto const found = redisync::test::events(peer.lines(), kind);
+  BOOST_TEST_REQUIRE(found.size() == 1u, "no '" << kind << "' event from the Redisson-protocol client");
+  return std::stoll(std::string{found[0].at("t_ns").as_string()});
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_redisson_cluster_client_waits_for_redisync_and_is_woken_by_its_spublish) {
+  auto& cluster = shared_cluster();
+  redisync::test::temp_dir dir;
+  std::int64_t released_at = 0;
+  std::optional<redisync::test::child> peer;
+  run_on_cluster([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto h = co_await c.new_owner().lock("interop-a").acquire(asio::use_awaitable);
+    peer.emplace("node", cluster_peer({"contend", cluster.seed(), "interop-a"}), dir.path / "peer.out");
+    co_await redisync::test::wait_until([&] { return !peer->lines().empty(); }, 20s);  // it tried
+    co_await redisync::test::sleep_for(300ms);  // and subscribed
+    released_at = redisync::test::monotonic_ns();
+    co_await h.release(asio::use_awaitable);
+  });
+  BOOST_TEST_REQUIRE(peer->wait(20s));
+  BOOST_TEST(peer->exit_code() == 0);
+  auto const tried = redisync::test::events(peer->lines(), "tried");
+  BOOST_TEST_REQUIRE(tried.size() == 1u);
+  BOOST_TEST(!tried[0].at("held").as_bool());  // excluded while redisync held it
+  BOOST_TEST((peer_event_ns(*peer, "locked") - released_at) / 1'000'000 < 2000);
+}
+
+BOOST_AUTO_TEST_CASE(redisync_waits_for_a_redisson_cluster_client_and_is_woken_by_its_spublish) {
+  auto& cluster = shared_cluster();
+  redisync::test::temp_dir dir;
+  redisync::test::child peer{"node", cluster_peer({"hold", cluster.seed(), "interop-b", "800"}),
+                             dir.path / "peer.out"};
+  BOOST_TEST_REQUIRE(redisync::test::poll_until([&] { return !peer.lines().empty(); }, 20s));  // it holds
+  std::int64_t acquired_at = 0;
+  run_on_cluster([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto l = c.new_owner().lock("interop-b");
+    BOOST_TEST(!(co_await l.try_acquire(0ms, asio::use_awaitable)).has_value());
+    auto h = co_await l.acquire(asio::use_awaitable);  // waits for the peer's SPUBLISH
+    acquired_at = redisync::test::monotonic_ns();
+    co_await h.release(asio::use_awaitable);
+  });
+  BOOST_TEST_REQUIRE(peer.wait(20s));
+  BOOST_TEST(peer.exit_code() == 0);
+  BOOST_TEST((acquired_at - peer_event_ns(peer, "released")) / 1'000'000 < 2000);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
