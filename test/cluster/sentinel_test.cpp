@@ -103,6 +103,30 @@ BOOST_AUTO_TEST_CASE(wait_met_holds_and_wait_failed_undoes_the_hold_with_a_typed
   });
 }
 
+BOOST_AUTO_TEST_CASE(sentinels_and_data_nodes_with_passwords_of_their_own) {
+  redisync::process::sentinel_options options;
+  options.sentinel_password = "sentinel-secret";
+  options.data_password = "data-secret";
+  redis_sentinel_set set{options};
+  auto url = set.url();
+  url.insert(std::string_view{"redis-sentinel://"}.size(), ":data-secret@");
+  run_client(fast_config(url + "?sentinel_password=sentinel-secret"),
+             [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+               auto h = co_await c.new_owner().lock("guarded").acquire(asio::use_awaitable);
+               BOOST_TEST(h.token() > 0u);
+               co_await h.release(asio::use_awaitable);
+             });
+  // The Sentinels' password is not the data nodes': a wrong one is refused, and said so.
+  auto wrong = fast_config(url + "?sentinel_password=nope");
+  wrong.connection_wait_limit = 2s;
+  run_client(wrong, [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto [ec, h] = co_await c.new_owner().lock("guarded").acquire(tuple_awaitable);
+    BOOST_TEST((ec == error::not_connected));
+    BOOST_TEST_INFO(c.last_connect_failure());
+    BOOST_TEST(c.last_connect_failure().find("AUTH refused") != std::string::npos);
+  });
+}
+
 BOOST_AUTO_TEST_CASE(a_master_name_no_sentinel_knows_fails_fast_and_says_so) {
   redis_sentinel_set set;
   auto url = set.url();
