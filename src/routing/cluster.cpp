@@ -162,13 +162,19 @@ void cluster::retire(node_id id) {
     std::lock_guard const lock{nodes_mutex_};
     n.conn.reset();
   }
-  for (auto& e : conn->take_queued()) route(std::move(e), slots_[e->out.merge.slot], false);
+  for (auto& e : conn->take_queued()) route_to_its_slot(std::move(e));
   conn->stop();
 }
 
 void cluster::route(io::entry_ptr e, node_id to, bool asking) {
   if (!nodes_[to]->conn) start_node(to);
   nodes_[to]->conn->adopt(std::move(e), asking);
+}
+
+// The slot is read before the entry moves (an argument's order of evaluation is unspecified).
+void cluster::route_to_its_slot(io::entry_ptr e) {
+  node_id const to = slots_[e->out.merge.slot];
+  route(std::move(e), to, false);
 }
 
 void cluster::exec(slot_type slot, io::outgoing out, io::late_reply_handler late,
@@ -284,7 +290,7 @@ asio::awaitable<void> cluster::refresh_loop() {
     if (stopping_) break;
     bool complete = shards.has_value();
     if (shards) apply(*shards);
-    for (auto& e : std::exchange(parked_, {})) route(e, slots_[e->out.merge.slot], false);
+    for (auto& e : std::exchange(parked_, {})) route_to_its_slot(std::move(e));
     for (auto& f : std::exchange(after_refresh_, {})) std::move(f)();
     for (auto const& n : nodes_) {
       if (n->master && !(n->conn && n->conn->is_ready())) complete = false;
@@ -403,7 +409,7 @@ void cluster::apply(std::vector<shard> const& shards) {
   for (node_id id = 0; id < nodes_.size(); ++id) {
     auto const conn = nodes_[id]->conn;
     if (!conn) continue;
-    for (auto& e : conn->take_queued()) route(std::move(e), slots_[e->out.merge.slot], false);
+    for (auto& e : conn->take_queued()) route_to_its_slot(std::move(e));
   }
   for (node_id id = 0; id < nodes_.size(); ++id) {
     if (!nodes_[id]->master) retire(id);
@@ -478,7 +484,7 @@ void cluster::stop() {
       if (n->conn) n->conn->stop();
     }
     // Parked requests fail as their node's do.
-    for (auto& e : std::exchange(self->parked_, {})) self->route(e, self->slots_[e->out.merge.slot], false);
+    for (auto& e : std::exchange(self->parked_, {})) self->route_to_its_slot(std::move(e));
     for (auto& f : std::exchange(self->after_refresh_, {})) std::move(f)();
     if (self->nodes_running_ == 0) self->finish_run(asio::error::operation_aborted);
   });

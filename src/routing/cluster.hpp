@@ -73,6 +73,7 @@ class cluster final : public router, public std::enable_shared_from_this<cluster
   node_id find_or_add(node_address const& at);
   void start_node(node_id id);
   void route(io::entry_ptr e, node_id to, bool asking);
+  void route_to_its_slot(io::entry_ptr e);  // where the map says its slot is now
   bool on_redirect(node_id from, io::entry_ptr const& e);
   void subscribe_on_owner(bool on, slot_type slot, std::vector<std::string> channels,
                           boost::asio::any_completion_handler<void(io::error_code)> handler, unsigned attempt);
