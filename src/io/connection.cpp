@@ -131,14 +131,11 @@ config checked(config cfg) {
 }  // namespace
 
 connection::connection(executor_type ex, config cfg, connection_events events, node_options node)
-    : connection{connection_group::make(std::move(ex)), std::move(cfg), std::move(events), std::move(node)} {
-  impl_->group_->set_completions(impl_->delivery_);
-}
+    : connection{connection_group::make(std::move(ex)), std::move(cfg), std::move(events), std::move(node)} {}
 
 connection::connection(std::shared_ptr<connection_group> group, config cfg, connection_events events,
                        node_options node)
     : impl_{std::make_shared<impl>(std::move(group), checked(std::move(cfg)), std::move(events))} {
-  *impl_->self_ = impl_;
   impl_->node_ = std::move(node);
   if (!impl_->node_.resolve) impl_->address_ = impl_->cfg_.endpoint();
   impl_->group_->join([weak = std::weak_ptr<impl>{impl_}] {

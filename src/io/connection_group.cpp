@@ -19,13 +19,11 @@ connection_group::connection_group(asio::any_io_executor ex)
       io_executor_{std::visit([](auto const& s) { return asio::any_io_executor{s.get_inner_executor()}; }, strand_)} {}
 
 std::shared_ptr<connection_group> connection_group::make(asio::any_io_executor ex) {
-  return std::shared_ptr<connection_group>{new connection_group{std::move(ex)}};
-}
-
-void connection_group::make_own_completions() {
-  completions_ = std::make_shared<delivery>(io_executor_, [weak = weak_from_this()] {
+  std::shared_ptr<connection_group> group{new connection_group{std::move(ex)}};
+  group->completions_ = std::make_shared<delivery>(group->io_executor_, [weak = group->weak_from_this()] {
     if (auto g = weak.lock()) asio::dispatch(g->executor_, [g] { g->write_unless_waiting(); });
   });
+  return group;
 }
 
 }  // namespace redisync::detail::io

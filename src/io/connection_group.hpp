@@ -38,13 +38,11 @@ class connection_group : public std::enable_shared_from_this<connection_group> {
     return std::visit([](auto const& s) { return s.running_in_this_thread(); }, strand_);
   }
 
-  // The delivery of the application's completions whose requests the gate waits for while one
-  // runs (delivery::corked). A group of several connections has one of its own; a connection
-  // alone lends its own (set_completions).
+  // The delivery of the application's completions, shared by every member's reader: whichever
+  // node a reply comes from, its completion leaves the strand with that reader when it polls.
+  // The gate waits for the requests of a completion that runs (delivery::corked); uncorking writes
+  // every member.
   std::shared_ptr<delivery> const& completions() const noexcept { return completions_; }
-  void set_completions(std::shared_ptr<delivery> d) { completions_ = std::move(d); }
-  // A delivery of its own, whose uncorking writes every member.
-  void make_own_completions();
 
   // Strand only (or before anything runs): `write` writes what a member has queued, if it can.
   void join(std::function<void()> write) { members_.push_back(std::move(write)); }

@@ -68,11 +68,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   // A handler that names no executor is the library's own: it completes on the strand (see
   // pending_handler). The client binds the application's handlers to their executors first.
   executor_type io_executor_;
-  // This connection, for callbacks that may outlive it (set by connection's constructor).
-  std::shared_ptr<std::weak_ptr<impl>> self_ = std::make_shared<std::weak_ptr<impl>>();
-  std::shared_ptr<delivery> delivery_ = std::make_shared<delivery>(io_executor_, [self = self_] {
-    if (auto s = self->lock()) boost::asio::dispatch(s->executor_, [s] { s->group_->write_unless_waiting(); });
-  });
+  std::shared_ptr<delivery> delivery_ = group_->completions();
   completion_homes const homes_{executor_, executor_, delivery_};
   config cfg_;
   connection_events events_;

@@ -49,15 +49,17 @@ void delivery::leave_with(call resume) {
   }
   if (stepping_ == this) {
     // Inside step(), which goes on with it when the strand lets go: no hop needed.
-    leaving_.swap(resume);  // Asio 1.26's move assignment of any_completion_handler recurses without end
+    leaving_.push_back(std::move(resume));
     return;
   }
-  asio::defer(outside_, [self = shared_from_this(), resume = std::move(resume)]() mutable {
-    self->hop_out(std::move(resume));
+  std::vector<call> resumes;
+  resumes.push_back(std::move(resume));
+  asio::defer(outside_, [self = shared_from_this(), resumes = std::move(resumes)]() mutable {
+    self->hop_out(std::move(resumes));
   });
 }
 
-void delivery::hop_out(call resume) {
+void delivery::hop_out(std::vector<call> resumes) {
   std::vector<call> calls;
   {
     std::lock_guard const guard{mutex_};
@@ -68,9 +70,11 @@ void delivery::hop_out(call resume) {
   // wait for this handler to return), so that no completion holds it up however long it runs; on
   // one thread it runs after the first completion, whose next request meanwhile finds the strand
   // free and goes out at once.
-  asio::post(outside_, [self = shared_from_this(), resume = std::move(resume)]() mutable {
-    self->step(std::move(resume));
-  });
+  for (auto& resume : resumes) {
+    asio::post(outside_, [self = shared_from_this(), resume = std::move(resume)]() mutable {
+      self->step(std::move(resume));
+    });
+  }
   run(std::move(calls));
 }
 
@@ -79,7 +83,7 @@ void delivery::step(call resume) {
   stepping_ = this;
   asio::dispatch(strand, std::move(resume));
   stepping_ = nullptr;
-  if (leaving_) hop_out(std::exchange(leaving_, nullptr));
+  if (!leaving_.empty()) hop_out(std::exchange(leaving_, {}));
 }
 
 // The others are posted before the first runs, for idle threads to take while it runs.

@@ -1,6 +1,6 @@
 #pragma once
 
-// Hands the application's completions out of the connection's strand, so that the caller's code
+// Hands the application's completions out of the connections' strand, so that the caller's code
 // never runs inside it (a busy or blocking continuation would stall the connection, the watchdog
 // and every other caller), without a hop per completion where one can be shared: when the reader
 // leaves the strand anyway (polling for a reply that is due), the completions of the replies it
@@ -66,8 +66,8 @@ class delivery : public std::enable_shared_from_this<delivery> {
 
  private:
   void schedule();                  // with the mutex held
-  void hop_out(call resume);          // outside the strand: the reader's next step and what waits
-  void step(call resume);             // runs the reader's next step; continues its leave_with()
+  void hop_out(std::vector<call> resumes);  // outside the strand: readers' next steps and what waits
+  void step(call resume);                   // runs a reader's next step; continues the leave_with()s in it
   void run(std::vector<call> calls);  // outside the strand
   void run_one(call& c);
 
@@ -82,7 +82,9 @@ class delivery : public std::enable_shared_from_this<delivery> {
   std::uint64_t finished_seen_ = 0;  // strand only
   // The reader's step that runs on this thread, inside step(): its leave_with() is left to it.
   static thread_local delivery* stepping_;
-  call leaving_;  // that leave_with()'s continuation; touched only by the stepping thread
+  // The continuations of those leave_with()s: the readers of a group's members share the strand,
+  // so others may run and leave within one step. Touched only by the stepping thread.
+  std::vector<call> leaving_;
   static thread_local delivery* running_;  // whose completion runs on this thread
   static thread_local delivery* corking_;  // whose completion's own hop runs on this thread
   static thread_local bool corked_;        // a request of the running completion waits

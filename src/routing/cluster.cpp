@@ -73,9 +73,7 @@ cluster::cluster(private_tag, io::connection::executor_type ex, config cfg, rout
       events_{std::move(events)},
       group_{io::connection_group::make(std::move(ex))},
       slots_(cluster_slots, 0),
-      refresh_timer_{group_->io_executor()} {
-  group_->make_own_completions();
-}
+      refresh_timer_{group_->io_executor()} {}
 
 cluster::~cluster() {
   for (auto const& n : nodes_) {
