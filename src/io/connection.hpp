@@ -55,9 +55,6 @@ struct node_options {
 struct connection_events {
   std::function<void(resp::value const&)> push;  // a push that is not a (un)subscribe confirmation
   std::function<void()> connected;                // after each handshake, first and later ones
-  // Adds commands to each handshake, after HELLO, SELECT and SUBSCRIBE; their replies are not
-  // checked (loading scripts, say).
-  std::function<void(resp::request&)> extend_handshake;
   // Connection events (event.hpp): attempts, failures with their step, disconnects, backoff.
   std::function<void(event_kind, event_level, error_code, std::string_view detail)> event;
   // A request whose every reply is a redirect (MOVED, ASK, READONLY): true when the router took

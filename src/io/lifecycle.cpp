@@ -190,11 +190,10 @@ resp::request connection::impl::handshake_request() const {
     std::vector<std::string> const channels{channels_.begin(), channels_.end()};
     push_subscription(req, true, channels);
   }
-  if (events_.extend_handshake) events_.extend_handshake(req);
   return req;
 }
 
-// The codes of the HELLO and SELECT replies; the rest (subscriptions, additions) are not checked.
+// The codes of the HELLO and SELECT replies (and ROLE's answer); subscriptions are not checked.
 // A refusal's words are kept for the failure's description.
 error_code connection::impl::check_handshake(response const& replies) {
   std::size_t const checked = cfg_.database != 0 ? 2 : 1;

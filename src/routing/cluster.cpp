@@ -120,9 +120,6 @@ void cluster::start_node(node_id id) {
     self->want_refresh(std::chrono::milliseconds{0});
     if (self->events_.connected) self->events_.connected(id);
   };
-  ev.extend_handshake = [weak, id](resp::request& req) {
-    if (auto self = weak.lock(); self && self->events_.extend_handshake) self->events_.extend_handshake(id, req);
-  };
   ev.redirect = [weak, id](io::entry_ptr const& e) {
     auto self = weak.lock();
     return self && self->on_redirect(id, e);

@@ -24,7 +24,6 @@ using node_id = std::uint32_t;    // which node, for state kept per node (loaded
 struct router_events {
   std::function<void(resp::value const&)> push;  // a pub/sub message from any node
   std::function<void(node_id)> connected;        // a node's handshake completed (first and later)
-  std::function<void(node_id, resp::request&)> extend_handshake;  // commands for each handshake
   // A connection event of any node; `detail` names its address.
   std::function<void(event_kind, event_level, io::error_code, std::string_view detail)> event;
 };

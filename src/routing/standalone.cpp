@@ -10,9 +10,6 @@ io::connection_events to_node_events(router_events events, std::function<bool(io
   out.push = std::move(events.push);
   out.event = std::move(events.event);
   if (events.connected) out.connected = [f = std::move(events.connected)] { f(0); };
-  if (events.extend_handshake) {
-    out.extend_handshake = [f = std::move(events.extend_handshake)](resp::request& req) { f(0, req); };
-  }
   return out;
 }
 

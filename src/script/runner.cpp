@@ -3,14 +3,13 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
 
-#include <algorithm>
 
 namespace redisync::detail {
 
 namespace asio = boost::asio;
 using io::error_code;
 
-script_runner::node_scripts& script_runner::node(routing::node_id id) {
+script_runner::loads& script_runner::loading(routing::node_id id) {
   if (id >= nodes_.size()) nodes_.resize(id + 1);
   return nodes_[id];
 }
@@ -18,30 +17,24 @@ script_runner::node_scripts& script_runner::node(routing::node_id id) {
 void script_runner::send(script const& s, routing::slot_type slot, io::outgoing out,
                          io::late_reply_handler late,
                          asio::any_completion_handler<void(error_code, io::response)> handler) {
-  auto& used = node(router_.node_of(slot)).used;
-  if (std::find(used.begin(), used.end(), &s) == used.end()) used.push_back(&s);
   if (sharded_ && s.publishes) append_argument(out, "spublish");
   router_.exec(slot, std::move(out), std::move(late), std::move(handler));
 }
 
 void script_runner::when_loaded(script const& s, routing::slot_type slot, std::function<void(error_code)> then) {
-  auto& waiting = node(router_.node_of(slot)).loading[&s];
+  auto& waiting = loading(router_.node_of(slot))[&s];
   waiting.push_back(std::move(then));
   if (waiting.size() > 1) return;  // a load is on its way
   resp::request req;
   req.push("SCRIPT", "LOAD", s.source);
   auto on_loaded = [this, anchor = anchor_(), &s, node_id = router_.node_of(slot)](error_code ec, io::response replies) {
     if (!ec) ec = io::check_replies(replies);
-    auto waiters = std::move(node(node_id).loading[&s]);
-    node(node_id).loading.erase(&s);
+    auto& node_loads = loading(node_id);
+    auto waiters = std::move(node_loads[&s]);
+    node_loads.erase(&s);
     for (auto& w : waiters) w(ec);
   };
   router_.exec(slot, io::outgoing::from(std::move(req)), {}, std::move(on_loaded));
-}
-
-void script_runner::extend_handshake(routing::node_id id, resp::request& req) const {
-  if (id >= nodes_.size()) return;
-  for (auto const* s : nodes_[id].used) req.push("SCRIPT", "LOAD", s->source);
 }
 
 asio::awaitable<std::tuple<error_code, resp::value>> run_script(script_runner& runner, script const& s,

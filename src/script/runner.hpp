@@ -2,8 +2,8 @@
 
 // Sends script calls through the router, and loads a script that a node is missing once: the first
 // caller that meets NOSCRIPT on a node starts one SCRIPT LOAD, the others wait for it, and then all
-// send EVALSHA again. Every script used on a node is loaded again in each handshake with it, so
-// after a restart or failover the calls queued meanwhile find their scripts.
+// send EVALSHA again. Nothing is loaded ahead: a reconnect to a server that kept its scripts costs
+// no load, and one that lost them (a restart, a promoted replica) costs one per script in use.
 
 #include "script/script.hpp"
 
@@ -33,20 +33,15 @@ class script_runner {
   // script, or with the error that kept it from loading.
   void when_loaded(script const& s, routing::slot_type slot, std::function<void(io::error_code)> then);
 
-  // Adds SCRIPT LOAD of every script used on `node` to its handshake.
-  void extend_handshake(routing::node_id node, resp::request& req) const;
-
  private:
-  struct node_scripts {
-    std::vector<script const*> used;
-    std::unordered_map<script const*, std::vector<std::function<void(io::error_code)>>> loading;
-  };
-  node_scripts& node(routing::node_id id);
+  // Per node: the loads on their way, with the callers that wait for each.
+  using loads = std::unordered_map<script const*, std::vector<std::function<void(io::error_code)>>>;
+  loads& loading(routing::node_id id);
 
   routing::router& router_;
   std::function<std::shared_ptr<void>()> anchor_;
   bool sharded_;
-  std::vector<node_scripts> nodes_;
+  std::vector<loads> nodes_;
 };
 
 // A call whose NOSCRIPT this many times in a row is sent with EVAL (a SCRIPT FLUSH storm).

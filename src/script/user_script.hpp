@@ -1,8 +1,9 @@
 #pragma once
 
 // An application's script (redisync::script): its own copy of the source and digest, and the
-// view of them that the script runner sends. The client keeps each one it ran for as long as it
-// lives, since the runner loads every script it used again after a reconnect.
+// view of them that the script runner sends. The client keeps one per digest for as long as it
+// lives: a call that meets NOSCRIPT needs the source, and the calls of one script wait for one
+// load, found by its address.
 
 #include "script/script.hpp"
 

@@ -123,17 +123,23 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
   }
   if (!ec && replies.size() == 1 && replies[0].is_error() &&
       error_from_server_text(replies[0].text()) == error::no_script) {
-    // The script ran nowhere: once the node has it, the same attempt goes again.
+    // The script ran nowhere: once the node has it, the same attempt goes again. A wait of zero
+    // still makes its one attempt: the load is part of it, as the connection is.
     ++loads_;
     state_ = state::loading;
-    wait_for(next_look());
-    host_->when_loaded(attempt_script(), p_.slot, [weak = weak_from_this()](error_code lec) {
-      auto self = weak.lock();
-      if (!self || self->state_ != state::loading) return;
+    if (!p_.once) wait_for(next_look());
+    host_->when_loaded(attempt_script(), p_.slot, [self = shared_from_this()](error_code lec) {
+      if (self->state_ != state::loading) return;
       self->state_ = state::idle;
-      if (!lec) return self->send_attempt();
-      self->leave();
-      self->finish(lec);
+      if (lec) {
+        self->leave();
+        return self->finish(lec);
+      }
+      if (!self->p_.once && self->expired()) {  // the time ran out while it loaded: no attempt now
+        self->leave();
+        return self->finish({});
+      }
+      self->send_attempt();
     });
     return;
   }

@@ -81,9 +81,6 @@ client_core::client_core(private_tag, asio::any_io_executor ex, config cfg)
               .connected = [self = self_](routing::node_id node) {
                 if (auto core = self->lock()) core->on_connected(node);
               },
-              .extend_handshake = [self = self_](routing::node_id node, resp::request& req) {
-                if (auto core = self->lock()) core->runner_.extend_handshake(node, req);
-              },
               .event = [self = self_](event_kind k, event_level l, error_code ec, std::string_view detail) {
                 if (auto core = self->lock()) core->emit(k, l, {}, {}, ec, detail);
               }})},

@@ -96,6 +96,22 @@ BOOST_FIXTURE_TEST_CASE(a_script_runs_by_digest_and_is_loaded_once_for_many_call
   });
 }
 
+BOOST_FIXTURE_TEST_CASE(a_reconnect_loads_no_script_the_server_still_has, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    redisync::script const add{"return redis.call('incrby', KEYS[1], ARGV[1])"};
+    co_await c.eval(add, strings("n"), strings("1"), asio::use_awaitable);
+    auto const loads_before = redisync::test::command_calls(redis, "script|load");
+    auto const connects_before = c.stats().connects;
+    for (int i = 0; i < 3; ++i) {
+      redis.command({"CLIENT", "KILL", "TYPE", "normal"});
+      co_await redisync::test::wait_until([&] { return c.stats().connects >= connects_before + i + 1; }, 5s);
+      co_await c.eval(add, strings("n"), strings("1"), asio::use_awaitable);
+    }
+    BOOST_TEST(redisync::test::command_calls(redis, "script|load") == loads_before);
+    BOOST_TEST(redis.command({"GET", "n"}).text() == "4");
+  });
+}
+
 BOOST_FIXTURE_TEST_CASE(fenced_writes_accept_equal_and_higher_tokens_and_reject_lower_ones_and_changed_values, lock_env) {
   run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
     auto write = [&](std::uint64_t token, std::string value, std::optional<std::string> expected = {}) {
