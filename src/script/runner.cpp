@@ -3,7 +3,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
 
-
 namespace redisync::detail {
 
 namespace asio = boost::asio;

@@ -337,6 +337,37 @@ BOOST_FIXTURE_TEST_CASE(the_watchdog_keeps_reads_and_writes_for_ten_leases_and_r
       [](redisync::config& cfg) { cfg.watchdog_lease = 300ms; });
 }
 
+BOOST_FIXTURE_TEST_CASE(a_renewal_of_many_readers_looks_at_their_hash_once_per_call_and_remakes_a_level_gone_meanwhile, lock_env) {
+  run(
+      [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+        std::vector<redisync::held> reads;
+        auto const first = c.new_owner().read_write_lock("rw:many");
+        reads.push_back(co_await first.read().acquire(asio::use_awaitable));
+        for (int i = 1; i < 20; ++i) {
+          reads.push_back(co_await c.new_owner().read_write_lock("rw:many").read().acquire(asio::use_awaitable));
+        }
+        auto const calls_before = redisync::test::command_calls(redis, "evalsha");
+        auto const expiries_before = redisync::test::command_calls(redis, "pexpire");
+        auto const pttls_before = redisync::test::command_calls(redis, "pttl");
+        co_await sleep_for(1000ms);  // about ten renewals of every read
+        auto const calls = redisync::test::command_calls(redis, "evalsha") - calls_before;
+        auto const expiries = redisync::test::command_calls(redis, "pexpire") - expiries_before;
+        auto const pttls = redisync::test::command_calls(redis, "pttl") - pttls_before;
+        BOOST_TEST(expiries >= 20 * 5, expiries << " expiries moved");
+        BOOST_TEST(pttls <= calls, pttls << " looks at the hash in " << calls << " renewal calls");
+        // A level's key gone meanwhile is made again: the owner still reads.
+        auto const level = timeout_key("rw:many", first.owner_id(), 1);
+        redis.command({"DEL", level});
+        co_await redisync::test::wait_until([&] { return redis.command({"EXISTS", level}).integer() == 1; }, 2s);
+        for (auto& r : reads) {
+          BOOST_TEST((r.status() == hold_status::held));
+          co_await r.release(asio::use_awaitable);
+        }
+        redisync::test::expect_nothing_left(redis);
+      },
+      [](redisync::config& cfg) { cfg.watchdog_lease = 300ms; });
+}
+
 BOOST_FIXTURE_TEST_CASE(force_release_deletes_the_lock_and_its_read_timeouts_and_ends_the_holds_here, lock_env) {
   run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
     auto rw = c.new_owner().read_write_lock("rw:force");

@@ -45,6 +45,7 @@ struct params {
   std::int64_t s1_n = env_number("S1_N", 10000, 1, 1'000'000);
   std::int64_t s2_n = env_number("S2_N", 100000, 1, 10'000'000);
   std::int64_t s2_s = env_number("S2_S", 60, 1, 3600);
+  std::int64_t s2_readers = env_number("S2_READERS", 0, 0, 1'000'000);  // per lock; 0: reentrant locks
   std::int64_t s3_w = env_number("S3_W", 1000, 0, 1'000'000);
   std::int64_t s3_k = env_number("S3_K", 500, 1, 100'000);
   std::int64_t s3_gap_ms = env_number("S3_GAP_MS", 50, 0, 10'000);  // between two kills

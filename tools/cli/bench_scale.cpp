@@ -123,9 +123,19 @@ asio::awaitable<json::object> s2(bench_context& b) {
   auto& errors = t->errors;
   auto& started = t->started;
   holds.reserve(static_cast<std::size_t>(n));
-  // Many acquires in flight at once, as a service with many tasks would have.
+  // Many acquires in flight at once, as a service with many tasks would have. With S2_READERS,
+  // each hold is a read, and that many readers share one read-write lock.
+  auto const readers = b.p.s2_readers;
+  auto const locks = readers > 0 ? (n + readers - 1) / readers : n;
+  auto const lock_name = [&](std::int64_t i) {
+    return "bench:s2:lock:" + std::to_string(i);
+  };
+  auto const hold_handle = [&](std::int64_t i) {
+    if (readers == 0) return b.c.make_lock(lock_name(i));
+    return b.c.new_owner().read_write_lock(lock_name(i / readers)).read();
+  };
   for (std::int64_t i = 0; i < n; ++i) {
-    b.c.make_lock("bench:s2:lock:" + std::to_string(i)).acquire([t](error_code ec, held h) {
+    hold_handle(i).acquire([t](error_code ec, held h) {
       ++t->started;
       if (ec) {
         ++t->errors;
@@ -149,9 +159,9 @@ asio::awaitable<json::object> s2(bench_context& b) {
   auto const rss = rss_kb();
   // Every lock's TTL, read in pipelines of 1,000.
   std::int64_t min_pttl = std::numeric_limits<std::int64_t>::max();
-  for (std::int64_t i = 0; i < n; i += 1000) {
+  for (std::int64_t i = 0; i < locks; i += 1000) {
     resp::request req;
-    for (std::int64_t j = i; j < std::min(n, i + 1000); ++j) req.push("PTTL", "bench:s2:lock:" + std::to_string(j));
+    for (std::int64_t j = i; j < std::min(locks, i + 1000); ++j) req.push("PTTL", lock_name(j));
     auto replies = co_await b.admin.exec(std::move(req), asio::use_awaitable);
     for (auto const& r : replies) min_pttl = std::min(min_pttl, r.integer());
   }
@@ -164,6 +174,7 @@ asio::awaitable<json::object> s2(bench_context& b) {
   double const seconds = double(b.p.s2_s);
   co_return json::object{
       {"n", n},
+      {"readers_per_lock", readers},
       {"errors", errors},
       {"capped", false},
       {"acquire_all_s", r2(acquire_all_s)},
@@ -172,6 +183,7 @@ asio::awaitable<json::object> s2(bench_context& b) {
       {"renewal_calls_per_s", r2(double(renewal_calls) / seconds)},
       {"keys_per_renewal_call", r2(double(renewals) / double(std::max<std::uint64_t>(renewal_calls, 1)))},
       {"server_us_per_renewal_call", r2((server1.script_us - server0.script_us) / double(std::max<std::int64_t>(evalsha_calls, 1)))},
+      {"server_us_per_renewed_hold", r2((server1.script_us - server0.script_us) / double(std::max<std::uint64_t>(renewals, 1)))},
       {"rss_per_lock_kb", r2(double(rss - idle_rss) / double(n))},
       {"min_pttl_ms", min_pttl},
       {"all_held", all_held},
