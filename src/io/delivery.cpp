@@ -37,6 +37,7 @@ void delivery::schedule() {
 }
 
 thread_local delivery* delivery::stepping_ = nullptr;
+thread_local delivery::leaving_set* delivery::leaving_ = nullptr;
 thread_local delivery* delivery::running_ = nullptr;
 thread_local delivery* delivery::corking_ = nullptr;
 thread_local bool delivery::corked_ = false;
@@ -49,17 +50,20 @@ void delivery::leave_with(call resume) {
   }
   if (stepping_ == this) {
     // Inside step(), which goes on with it when the strand lets go: no hop needed.
-    leaving_.push_back(std::move(resume));
+    // (Asio 1.26's move assignment of any_completion_handler recurses without end: swap.)
+    if (!leaving_->first) {
+      leaving_->first.swap(resume);
+    } else {
+      leaving_->more.push_back(std::move(resume));
+    }
     return;
   }
-  std::vector<call> resumes;
-  resumes.push_back(std::move(resume));
-  asio::defer(outside_, [self = shared_from_this(), resumes = std::move(resumes)]() mutable {
-    self->hop_out(std::move(resumes));
+  asio::defer(outside_, [self = shared_from_this(), resume = std::move(resume)]() mutable {
+    self->hop_out(std::move(resume));
   });
 }
 
-void delivery::hop_out(std::vector<call> resumes) {
+void delivery::hop_out(call resume) {
   std::vector<call> calls;
   {
     std::lock_guard const guard{mutex_};
@@ -70,20 +74,23 @@ void delivery::hop_out(std::vector<call> resumes) {
   // wait for this handler to return), so that no completion holds it up however long it runs; on
   // one thread it runs after the first completion, whose next request meanwhile finds the strand
   // free and goes out at once.
-  for (auto& resume : resumes) {
-    asio::post(outside_, [self = shared_from_this(), resume = std::move(resume)]() mutable {
-      self->step(std::move(resume));
-    });
-  }
+  asio::post(outside_, [self = shared_from_this(), resume = std::move(resume)]() mutable {
+    self->step(std::move(resume));
+  });
   run(std::move(calls));
 }
 
 void delivery::step(call resume) {
   auto strand = asio::get_associated_executor(resume);
-  stepping_ = this;
+  leaving_set leaving;
+  auto* const outer = std::exchange(stepping_, this);
+  auto* const outer_leaving = std::exchange(leaving_, &leaving);
   asio::dispatch(strand, std::move(resume));
-  stepping_ = nullptr;
-  if (!leaving_.empty()) hop_out(std::exchange(leaving_, {}));
+  stepping_ = outer;
+  leaving_ = outer_leaving;
+  // Only the first takes the completions that wait; the others just go on.
+  if (leaving.first) hop_out(std::move(leaving.first));
+  for (auto& r : leaving.more) hop_out(std::move(r));
 }
 
 // The others are posted before the first runs, for idle threads to take while it runs.

@@ -66,8 +66,8 @@ class delivery : public std::enable_shared_from_this<delivery> {
 
  private:
   void schedule();                  // with the mutex held
-  void hop_out(std::vector<call> resumes);  // outside the strand: readers' next steps and what waits
-  void step(call resume);                   // runs a reader's next step; continues the leave_with()s in it
+  void hop_out(call resume);          // outside the strand: the reader's next step and what waits
+  void step(call resume);             // runs a reader's next step; continues the leave_with()s in it
   void run(std::vector<call> calls);  // outside the strand
   void run_one(call& c);
 
@@ -82,9 +82,14 @@ class delivery : public std::enable_shared_from_this<delivery> {
   std::uint64_t finished_seen_ = 0;  // strand only
   // The reader's step that runs on this thread, inside step(): its leave_with() is left to it.
   static thread_local delivery* stepping_;
-  // The continuations of those leave_with()s: the readers of a group's members share the strand,
-  // so others may run and leave within one step. Touched only by the stepping thread.
-  std::vector<call> leaving_;
+  // The continuations of those leave_with()s, kept by the step on its own stack: the readers of a
+  // group's members share this delivery, and their steps may run on several threads at once. One
+  // in the common case; more when another member's reader runs and leaves inside the same step.
+  struct leaving_set {
+    call first;
+    std::vector<call> more;
+  };
+  static thread_local leaving_set* leaving_;
   static thread_local delivery* running_;  // whose completion runs on this thread
   static thread_local delivery* corking_;  // whose completion's own hop runs on this thread
   static thread_local bool corked_;        // a request of the running completion waits

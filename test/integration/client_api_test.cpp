@@ -104,7 +104,8 @@ BOOST_FIXTURE_TEST_CASE(a_reconnect_loads_no_script_the_server_still_has, lock_e
     auto const connects_before = c.stats().connects;
     for (int i = 0; i < 3; ++i) {
       redis.command({"CLIENT", "KILL", "TYPE", "normal"});
-      co_await redisync::test::wait_until([&] { return c.stats().connects >= connects_before + i + 1; }, 5s);
+      auto const reconnected = [&] { return c.stats().connects >= connects_before + i + 1; };
+      co_await redisync::test::wait_until(reconnected, 5s);
       co_await c.eval(add, strings("n"), strings("1"), asio::use_awaitable);
     }
     BOOST_TEST(redisync::test::command_calls(redis, "script|load") == loads_before);

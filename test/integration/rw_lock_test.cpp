@@ -349,7 +349,10 @@ BOOST_FIXTURE_TEST_CASE(a_renewal_of_many_readers_looks_at_their_hash_once_per_c
         auto const calls_before = redisync::test::command_calls(redis, "evalsha");
         auto const expiries_before = redisync::test::command_calls(redis, "pexpire");
         auto const pttls_before = redisync::test::command_calls(redis, "pttl");
-        co_await sleep_for(1000ms);  // about ten renewals of every read
+        // Five renewals of every read (20 reads fit one call).
+        auto const batches_before = c.stats().renewal_batches;
+        auto const renewed_five_times = [&] { return c.stats().renewal_batches >= batches_before + 5; };
+        co_await redisync::test::wait_until(renewed_five_times, 5s);
         auto const calls = redisync::test::command_calls(redis, "evalsha") - calls_before;
         auto const expiries = redisync::test::command_calls(redis, "pexpire") - expiries_before;
         auto const pttls = redisync::test::command_calls(redis, "pttl") - pttls_before;
@@ -358,7 +361,8 @@ BOOST_FIXTURE_TEST_CASE(a_renewal_of_many_readers_looks_at_their_hash_once_per_c
         // A level's key gone meanwhile is made again: the owner still reads.
         auto const level = timeout_key("rw:many", first.owner_id(), 1);
         redis.command({"DEL", level});
-        co_await redisync::test::wait_until([&] { return redis.command({"EXISTS", level}).integer() == 1; }, 2s);
+        auto const level_back = [&] { return redis.command({"EXISTS", level}).integer() == 1; };
+        co_await redisync::test::wait_until(level_back, 2s);
         for (auto& r : reads) {
           BOOST_TEST((r.status() == hold_status::held));
           co_await r.release(asio::use_awaitable);
