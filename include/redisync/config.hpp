@@ -80,8 +80,9 @@ struct config {
   std::chrono::milliseconds wait_poll_cap{30000};       // longest sleep between two tries
   std::chrono::milliseconds watchdog_tick{25};          // resolution of the timing wheel
   std::uint32_t max_local_handoffs = 64;  // consecutive in-process hand-offs before a real release
-  // A fair lock's waiter keeps its place in the queue with a heartbeat every third of this; a
-  // waiter not heard of for this long (judged by Redis server time) is dropped from the queue.
+  // While a client has fair lock waiters, it keeps a key of its own alive on the server with a
+  // beat every third of this (one per client, whatever its number of waiters); the waiters of a
+  // client whose key lapsed (judged by Redis server time) are dropped from the queue.
   // The same liveness marks a read-write lock's waiting writer (renewed by its tries).
   std::chrono::milliseconds fair_waiter_liveness{1000};
   // A read-write lock's waiting writer keeps new readers of redisync clients out until it has had

@@ -1,6 +1,8 @@
 #include "routing/hash_slot.hpp"
 
 #include <array>
+#include <string>
+#include <vector>
 
 namespace redisync::detail::routing {
 
@@ -32,6 +34,24 @@ std::uint32_t hash_slot(std::string_view key) noexcept {
     if (close != std::string_view::npos && close > open + 1) key = key.substr(open + 1, close - open - 1);
   }
   return crc16(key) & (cluster_slots - 1);
+}
+
+std::string_view slot_tag(std::uint32_t slot) {
+  // Decimal numbers, the first that hashes to each slot: every slot is hit within a few hundred
+  // thousand, once per process.
+  static std::vector<std::string> const tags = [] {
+    std::vector<std::string> out(cluster_slots);
+    std::uint32_t found = 0;
+    for (std::uint64_t n = 0; found < cluster_slots; ++n) {
+      auto text = std::to_string(n);
+      auto& tag = out[crc16(text) & (cluster_slots - 1)];
+      if (!tag.empty()) continue;
+      tag = std::move(text);
+      ++found;
+    }
+    return out;
+  }();
+  return tags[slot & (cluster_slots - 1)];
 }
 
 }  // namespace redisync::detail::routing

@@ -12,4 +12,8 @@ inline constexpr std::uint32_t cluster_slots = 16384;
 
 std::uint32_t hash_slot(std::string_view key) noexcept;
 
+// A short hash tag whose keys (`...{tag}...`) land in `slot`: a key of one's own beside a named
+// key, in its slot whatever that key is called.
+std::string_view slot_tag(std::uint32_t slot);
+
 }  // namespace redisync::detail::routing

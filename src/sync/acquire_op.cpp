@@ -269,8 +269,12 @@ void acquire_op::sleep() {
   auto const now = host_->now();
   auto wake_at = now + host_->wait_poll_cap();
   if (p_.deadline) wake_at = std::min(wake_at, *p_.deadline);
-  auto const& q = host_->queue(p_.channel);
+  auto& q = host_->queue(p_.channel);
   if (queues_on_server()) {
+    if (q.passed_over && q.is_head(*this)) {
+      q.passed_over = false;
+      bound_at_ = std::min(bound_at_, now + look_after_passed_over());
+    }
     wake_at = std::min(wake_at, std::max(bound_at_, now + std::chrono::milliseconds{1}));
   } else if (!handoff_pending && q.is_head(*this)) {
     wake_at = std::min({wake_at, std::max(q.expected_free, now + std::chrono::milliseconds{1}), now + p_.recheck});

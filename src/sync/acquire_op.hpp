@@ -134,6 +134,10 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   // sends its first attempt at once to take its place, and sleeps until it is called by name or
   // its own bound, not behind this client's other waiters.
   virtual bool queues_on_server() const { return false; }
+  // With a queue on the server: how soon this client's first waiter looks again after a message
+  // called a waiter of another client, who may be dead and then takes nothing (see
+  // waiter_queue::passed_over).
+  virtual std::chrono::milliseconds look_after_passed_over() const { return std::chrono::milliseconds::max(); }
   // Whether this client's later arrivals queue behind this waiter from its first attempt on, not
   // only once it is refused (a read-write lock's writer: readers of this client that come while
   // its attempt is on its way must not get in first).

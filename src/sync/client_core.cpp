@@ -93,7 +93,8 @@ client_core::client_core(private_tag, asio::any_io_executor ex, config cfg)
                .lose = [this](std::shared_ptr<hold_state> const& h) { lose(h); },
                .emit = [this](event_kind k, event_level l, std::string_view lock, std::string_view owner,
                               error_code ec, std::string_view detail) { emit(k, l, lock, owner, ec, detail); }}},
-      id_{make_client_id()} {}
+      id_{make_client_id()},
+      liveness_{leases_, id_, cfg_.mode == topology::cluster, cfg_.fair_waiter_liveness} {}
 
 client_core::~client_core() = default;
 

@@ -11,6 +11,7 @@
 #include "script/user_script.hpp"
 #include "sync/acquire_op.hpp"
 #include "sync/channels.hpp"
+#include "sync/client_liveness.hpp"
 #include "sync/hold.hpp"
 #include "sync/lease_registry.hpp"
 #include "sync/own_thread.hpp"
@@ -103,6 +104,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   }
   channels& subscriptions() noexcept { return channels_; }
   lease_registry& leases() noexcept { return leases_; }
+  client_liveness& liveness() noexcept { return liveness_; }
   boost::asio::any_io_executor const& strand() const noexcept { return strand_; }
   // The executor the client was made with: the application's handlers that name no executor of
   // their own complete there.
@@ -201,6 +203,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   std::unordered_multimap<std::string, std::shared_ptr<hold_state>> holds_by_channel_;
   std::unordered_map<std::string, std::shared_ptr<user_script const>> user_scripts_;  // by SHA1
   std::string id_;
+  client_liveness liveness_;
   std::atomic<std::uint64_t> next_owner_{1};
   std::string eviction_reported_;  // the eviction policy last reported (event eviction_possible)
   bool stopped_ = false;

@@ -67,8 +67,8 @@ struct hold_state {
   bool watchdog = false;
   bool granted = false;  // false while the first acquire is in flight (watchdog already armed)
   lock_kind lock = lock_kind::reentrant;  // says how its release goes
-  // Set for a fair lock waiter's place in its queue, which the watchdog keeps alive like a hold
-  // but which is no hold: told each heartbeat's flag (fair_heartbeat.lua), never lost or checked.
+  // Set for a client's liveness beat (client_liveness), which the watchdog renews like a hold but
+  // which is no hold: told each beat's flag, never lost or checked.
   std::function<void(std::int64_t)> on_beat;
   std::atomic<std::int64_t> valid_until_ns{0};
   std::atomic<hold_status> status{hold_status::held};

@@ -125,15 +125,15 @@ asio::awaitable<void> lease_registry::renew(std::vector<std::shared_ptr<hold_sta
     std::int64_t const flag =
         well_formed && reply.elements()[i].kind() == resp::type::integer ? reply.elements()[i].integer() : -1;
     if (hold->on_beat) {
-      // A place in a queue: kept beating until its waiter forgets it (a place found gone is taken
-      // again by the waiter's next attempt, and must go on beating then); an unknown answer soon.
+      // A liveness beat: kept beating until its waiters leave (a key found gone is made again by
+      // the beat itself, which must go on then); after an unknown answer, soon.
       hold->set_valid_until(sent + hold->lease);
       if (flag < 0) {
         schedule_renewal(hold, clock_type::now() + hold->lease / 10 - hold->lease / 3);
       } else {
         schedule_renewal(hold, sent);
       }
-      auto const beat = hold->on_beat;  // the waiter may forget its place in there
+      auto const beat = hold->on_beat;  // its waiters may all leave in there
       beat(flag);
       continue;
     }

@@ -107,11 +107,16 @@ class waiter_queue {
     }
     wake_each(front);
   }
+  // The named waiter; if none is here, the first waiter is told that the server's queue passed this
+  // client over (it looks again soon, in case the one called is dead).
   void wake_named(std::string_view owner) {
     for (auto const& n : waiters_) {
       auto const w = n.weak.lock();
       if (w && w->owner() == owner) return wake(n, true);
     }
+    if (waiters_.empty()) return;
+    passed_over = true;
+    wake(waiters_.front(), false);
   }
 
   // A message on the channel (or what counts as one): the policy says whom it wakes.
@@ -121,6 +126,7 @@ class waiter_queue {
 
   message_policy policy = nullptr;  // set by the waiters that join
   std::uint32_t consecutive_handoffs = 0;
+  bool passed_over = false;  // see wake_named
   // When the lock is expected to be free at the latest, from the last bound the server gave: the
   // head sleeps no longer than this even if no message comes (messages are only a hint).
   std::chrono::steady_clock::time_point expected_free{};

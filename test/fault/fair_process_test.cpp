@@ -155,12 +155,14 @@ BOOST_AUTO_TEST_CASE(waiters_whose_places_were_lost_queue_again_and_keep_their_n
                         dir.path, "holder"};
   BOOST_TEST_REQUIRE(poll_until([&] { return !holder.events("acquired").empty(); }, 10s));
   auto waiters = queue_one_by_one(redis, dir, "lost", 2, "w", {"--iterations", "1"});
-  // The queue is gone (as after a restart without persistence); the heartbeats find out, and the
-  // waiters queue again.
-  redis.command({"DEL", "redisync_fair_queue:{lost}", "redisync_fair_alive:{lost}"});
+  // The queue and the clients' keys are gone (as after a restart without persistence); the
+  // clients' beats find out, and their waiters queue again.
+  redis.command({"DEL", "redisync_fair_queue:{lost}"});
+  auto const alive_keys = redis.command({"KEYS", "redisync_alive:*"});
+  for (auto const& key : alive_keys.elements()) redis.command({"DEL", std::string{key.text()}});
   BOOST_TEST_REQUIRE(poll_until([&] { return queued(redis, "lost") == 2; }, 5s));
-  // Past the keys' expiry (two liveness periods, 2 s) the new places are still kept alive.
-  std::this_thread::sleep_for(2500ms);
+  // Past a few liveness periods the new places are still kept.
+  std::this_thread::sleep_for(3500ms);
   BOOST_TEST(queued(redis, "lost") == 2);
   BOOST_TEST_REQUIRE(holder.wait(10s));
   for (auto& w : waiters) BOOST_TEST_REQUIRE(w->wait(10s));

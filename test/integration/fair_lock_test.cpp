@@ -23,8 +23,11 @@ std::int64_t queued(redis_server const& redis, std::string const& name) {
   return redis.command({"ZCARD", "redisync_fair_queue:{" + name + "}"}).integer();
 }
 
+// Whether a waiter of `owner` is queued (as `client/owner`).
 bool in_queue(redis_server const& redis, std::string const& name, std::string const& owner) {
-  return !redis.command({"ZSCORE", "redisync_fair_queue:{" + name + "}", owner}).is_null();
+  auto const members = redis.command({"ZRANGE", "redisync_fair_queue:{" + name + "}", "0", "-1"});
+  return std::any_of(members.elements().begin(), members.elements().end(),
+                     [&](auto const& m) { return m.text().ends_with("/" + owner); });
 }
 
 // `n` clients of their own, each standing for a process.
@@ -42,6 +45,14 @@ std::vector<std::unique_ptr<running_client>> clients(asio::io_context& ctx, redi
 
 asio::awaitable<void> stop_all(std::vector<std::unique_ptr<running_client>>& cs) {
   for (auto& c : cs) co_await c->stop();
+}
+
+// The end of a test: the other clients stop, and nothing is left on the server.
+asio::awaitable<void> end_clean(std::vector<std::unique_ptr<running_client>>& others, redisync::client& c,
+                                redis_server const& redis) {
+  co_await stop_all(others);
+  co_await c.flush_subscriptions(asio::use_awaitable);
+  redisync::test::expect_nothing_left(redis);
 }
 
 }  // namespace
@@ -97,9 +108,7 @@ BOOST_FIXTURE_TEST_CASE(a_release_hands_the_lock_to_a_waiter_of_its_own_client_o
     // w0 was the head: handed over in the release. w2 was not when w0 released (w1 was): w1 was
     // called instead, and then w2.
     BOOST_TEST(c.stats().handoffs - handoffs_before == 1u);
-    co_await stop_all(other);
-    co_await c.flush_subscriptions(asio::use_awaitable);
-    redisync::test::expect_nothing_left(redis);
+    co_await end_clean(other, c, redis);
   });
 }
 
@@ -139,6 +148,56 @@ BOOST_FIXTURE_TEST_CASE(a_dead_waiter_at_the_head_or_in_the_middle_is_passed_ove
     co_await waiters[1]->stop();
     co_await waiters[3]->stop();
     redisync::test::expect_nothing_left(redis);
+  });
+}
+
+BOOST_FIXTURE_TEST_CASE(waiting_costs_one_beat_per_client_and_period_whatever_the_number_of_waiters, lock_env) {
+  run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+    auto waiters = clients(ctx, redis, 1, 900ms);
+    auto& w = *waiters[0];
+    // A lease without the watchdog: the waiters' bounds are 20 s away, so nothing but beats runs.
+    auto holder = co_await c.new_owner().fair_lock("many").acquire(20s, asio::use_awaitable);
+    std::vector<std::unique_ptr<background_acquire>> pending;
+    for (int i = 0; i < 40; ++i) pending.push_back(std::make_unique<background_acquire>(ctx, w->new_owner().fair_lock("many")));
+    co_await redisync::test::wait_until([&] { return queued(redis, "many") == 40; }, 5s);
+    auto const before = w->stats();
+    co_await redisync::test::sleep_for(2700ms);
+    auto const after = w->stats();
+    // A beat every third of the liveness period: 9 in 2.7 s, one key each, not one per waiter.
+    auto const beats = after.renewal_batches - before.renewal_batches;
+    BOOST_TEST_MESSAGE(beats << " beats for 40 waiters in 2.7 s");
+    BOOST_TEST(beats >= 4u);
+    BOOST_TEST(beats <= 14u);
+    BOOST_TEST(after.renewals - before.renewals == beats);
+    co_await holder.release(asio::use_awaitable);
+    for (auto& p : pending) {
+      BOOST_TEST_REQUIRE(co_await p->wait(10s));
+      co_await p->result()->release(asio::use_awaitable);
+    }
+    co_await end_clean(waiters, c, redis);
+  });
+}
+
+BOOST_FIXTURE_TEST_CASE(the_waiters_of_a_dead_client_leave_the_queue_together, lock_env) {
+  run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+    auto waiters = clients(ctx, redis, 2, 500ms);
+    auto holder = co_await c.new_owner().fair_lock("together").acquire(asio::use_awaitable);
+    // Queued: three waiters of the first client, one of the second, one more of the first.
+    std::vector<std::unique_ptr<background_acquire>> pending;
+    for (int i = 0; i < 5; ++i) {
+      auto& cl = i == 3 ? *waiters[1] : *waiters[0];
+      pending.push_back(std::make_unique<background_acquire>(ctx, cl->new_owner().fair_lock("together")));
+      co_await redisync::test::wait_until([&] { return queued(redis, "together") == i + 1; }, 5s);
+    }
+    // The first client dies without leaving; its key lapses half a second later.
+    co_await waiters[0]->stop();
+    co_await redisync::test::wait_until([&] { return redis.command({"KEYS", "redisync_alive:*"}).elements().size() == 1; }, 3s);
+    co_await holder.release(asio::use_awaitable);
+    // The release finds the head dead: all four of its client's waiters go in that one look.
+    BOOST_TEST_REQUIRE(co_await pending[3]->wait(5s));
+    BOOST_TEST(queued(redis, "together") == 0);
+    co_await pending[3]->result()->release(asio::use_awaitable);
+    co_await end_clean(waiters, c, redis);
   });
 }
 
@@ -241,9 +300,7 @@ BOOST_FIXTURE_TEST_CASE(with_lock_runs_a_body_under_a_fair_lock_and_releases_it_
     // The fair release called the queued waiter.
     BOOST_TEST_REQUIRE(co_await waiter->wait(5s));
     co_await waiter->result()->release(asio::use_awaitable);
-    co_await stop_all(others);
-    co_await c.flush_subscriptions(asio::use_awaitable);
-    redisync::test::expect_nothing_left(redis);
+    co_await end_clean(others, c, redis);
   });
 }
 
@@ -257,7 +314,7 @@ BOOST_FIXTURE_TEST_CASE(fair_and_plain_lock_users_of_one_name_exclude_each_other
     co_await redisync::test::wait_until([&] { return redisync::test::subscribers_of(redis, "redisson_lock__channel:{mixed}") == 1; }, 5s);
     co_await fair.release(asio::use_awaitable);
     BOOST_TEST_REQUIRE(co_await plain.wait(5s));
-    // A fair waiter behind a plain holder is called by its heartbeat when the plain holder leaves.
+    // A fair waiter behind a plain holder is woken by the plain release's unlock message.
     background_acquire fair_waiter{ctx, c.new_owner().fair_lock("mixed")};
     co_await redisync::test::wait_until([&] { return queued(redis, "mixed") == 1; }, 5s);
     BOOST_TEST(!fair_waiter.result().has_value());
@@ -291,20 +348,26 @@ BOOST_FIXTURE_TEST_CASE(a_queue_key_of_another_type_gives_wrong_type_and_changes
   });
 }
 
-BOOST_FIXTURE_TEST_CASE(a_waiter_whose_place_was_lost_queues_again_and_keeps_its_new_place, lock_env) {
+BOOST_FIXTURE_TEST_CASE(waiters_whose_client_key_and_places_were_lost_queue_again_and_keep_their_new_places, lock_env) {
   run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
     auto waiters = clients(ctx, redis, 2);
     auto holder = co_await c.new_owner().fair_lock("lost").acquire(asio::use_awaitable);
+    auto const looks_before = redisync::test::command_calls(redis, "zscore");
     background_acquire a{ctx, (*waiters[0])->new_owner().fair_lock("lost")};
     co_await redisync::test::wait_until([&] { return queued(redis, "lost") == 1; }, 5s);
     background_acquire b{ctx, (*waiters[1])->new_owner().fair_lock("lost")};
-    co_await redisync::test::wait_until([&] { return queued(redis, "lost") == 2; }, 5s);
-    // The queue is gone (as after a restart without persistence): the heartbeats find out.
-    redis.command({"DEL", "redisync_fair_queue:{lost}", "redisync_fair_alive:{lost}"});
-    co_await redisync::test::wait_until([&] { return queued(redis, "lost") == 2; }, 5s);
-    // Past the keys' expiry (two liveness periods) both are still queued: their new places are kept
-    // alive.
-    co_await redisync::test::sleep_for(2500ms);
+    // Each waiter tries twice (once more when its subscription is confirmed) and then sleeps until
+    // the holder's lease would end, 30 s from now.
+    co_await redisync::test::wait_until([&] { return redisync::test::command_calls(redis, "zscore") - looks_before == 4; }, 5s);
+    BOOST_TEST(queued(redis, "lost") == 2);
+    // The queue and the clients' keys are gone (as after a restart without persistence): the
+    // clients' next beats find their keys gone, and their waiters try again at once.
+    redis.command({"DEL", "redisync_fair_queue:{lost}"});
+    auto const alive_keys = redis.command({"KEYS", "redisync_alive:*"});
+    for (auto const& key : alive_keys.elements()) redis.command({"DEL", std::string{key.text()}});
+    co_await redisync::test::wait_until([&] { return queued(redis, "lost") == 2; }, 3s);
+    // Past a few liveness periods both are still queued: their new places are kept.
+    co_await redisync::test::sleep_for(3500ms);
     BOOST_TEST(queued(redis, "lost") == 2);
     co_await holder.release(asio::use_awaitable);
     for (int served = 0; served < 2; ++served) {
@@ -313,9 +376,7 @@ BOOST_FIXTURE_TEST_CASE(a_waiter_whose_place_was_lost_queues_again_and_keeps_its
       co_await first.result()->release(asio::use_awaitable);
       first.result().reset();
     }
-    co_await stop_all(waiters);
-    co_await c.flush_subscriptions(asio::use_awaitable);
-    redisync::test::expect_nothing_left(redis);
+    co_await end_clean(waiters, c, redis);
   });
 }
 
@@ -336,7 +397,7 @@ BOOST_FIXTURE_TEST_CASE(after_a_restart_that_lost_the_queue_live_waiters_queue_a
       BOOST_TEST(!(a.result().has_value() && b.result().has_value()));
       auto& first = a.result().has_value() ? a : b;
       if (served == 0) {
-        // The other queued again, and its heartbeats keep it queued for many liveness periods.
+        // The other queued again, and its client's beats keep it queued for many liveness periods.
         auto const other = a.result().has_value() ? std::string{"b"} : std::string{"a"};
         co_await redisync::test::wait_until([&] { return queued(redis, "restart") == 1; }, 5s);
         co_await redisync::test::sleep_for(1500ms);

@@ -425,8 +425,8 @@ BOOST_FIXTURE_TEST_CASE(an_acquire_answered_after_a_stall_longer_than_its_lease_
   }
 }
 
-// A release of a fair lock answered after a stall longer than the waiters' lease: the queue goes
-// on in its order, and each waiter gets a valid hold with a token.
+// A release of a fair lock answered after a stall longer than the waiters' lease (but shorter than
+// their liveness): the queue goes on in its order, and each waiter gets a valid hold with a token.
 BOOST_FIXTURE_TEST_CASE(a_fair_queue_keeps_its_order_across_a_stall_longer_than_the_waiters_lease, debug_env) {
   run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
     auto const queue = redisync::detail::fair_protocol::queue_key_of("queue");
@@ -451,7 +451,11 @@ BOOST_FIXTURE_TEST_CASE(a_fair_queue_keeps_its_order_across_a_stall_longer_than_
     co_await redisync::test::wait_until([&] { return order.size() == 2; }, 10s);
     BOOST_TEST(order == (std::vector<std::string>{"first", "second"}), boost::test_tools::per_element());
     co_await redisync::test::wait_until([&] { return redisync::test::lock_keys(redis).empty(); }, 5s);
-  }, [](redisync::config& cfg) { cfg.watchdog_lease = 600ms; });
+  }, [](redisync::config& cfg) {
+    cfg.watchdog_lease = 600ms;
+    // The stall is shorter than the waiters' liveness: a longer one would find their client dead.
+    cfg.fair_waiter_liveness = 3s;
+  });
 }
 
 // A bounded wait that ends while the stalled grant is on its way gives the grant back.

@@ -78,4 +78,12 @@ BOOST_AUTO_TEST_CASE(hash_slots_follow_crc16_and_hash_tags) {
   BOOST_TEST(hash_slot("foo{bar}{zap}") == hash_slot("bar"));  // the first tag only
 }
 
+BOOST_AUTO_TEST_CASE(every_slot_has_a_tag_whose_keys_land_in_it) {
+  using redisync::detail::routing::slot_tag;
+  for (std::uint32_t slot = 0; slot < redisync::detail::routing::cluster_slots; ++slot) {
+    auto const key = "redisync_alive:{" + std::string{slot_tag(slot)} + "}:client";
+    BOOST_TEST_REQUIRE(hash_slot(key) == slot);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -49,6 +49,9 @@ struct params {
   std::int64_t s3_w = env_number("S3_W", 1000, 0, 1'000'000);
   std::int64_t s3_k = env_number("S3_K", 500, 1, 100'000);
   std::int64_t s3_gap_ms = env_number("S3_GAP_MS", 50, 0, 10'000);  // between two kills
+  std::int64_t s4_n = env_number("S4_N", 10000, 1, 1'000'000);
+  std::int64_t s4_locks = env_number("S4_LOCKS", 10000, 0, 1'000'000);
+  std::int64_t s4_hold_s = env_number("S4_HOLD_S", 15, 1, 3600);
 };
 
 
@@ -81,11 +84,24 @@ struct server_totals {
   stats_map calls;
   double script_us = 0;
   double cpu_s = 0;
+  double used_memory = 0;  // bytes
 };
 asio::awaitable<server_totals> server_totals_now(client& admin);
+// Calls of `command` between two snapshots; of every command but INFO.
+std::int64_t calls(stats_map const& before, stats_map const& after, std::string const& command);
+std::int64_t all_calls(stats_map const& before, stats_map const& after);
+
+asio::awaitable<void> sleep_for(std::chrono::milliseconds d);
+// Waits until `condition` holds, looking every 5 ms, at most `limit`; false if it never did.
+asio::awaitable<bool> wait_until(std::function<bool()> condition, std::chrono::seconds limit);
 // Keys that exist: SCAN skips keys past their expiry, which DBSIZE still counts until Redis's
 // expiry cycle gets to them.
 asio::awaitable<std::int64_t> live_keys(client& admin);
+struct key_counts {
+  std::int64_t live = 0;
+  std::int64_t without_expiry = 0;
+};
+asio::awaitable<key_counts> count_keys(client& admin);
 
 struct command_delta {
   double per_op = 0;
@@ -138,5 +154,7 @@ asio::awaitable<json::object> w6c(bench_context& b);
 asio::awaitable<json::object> s1(bench_context& b, bool cold);
 asio::awaitable<json::object> s2(bench_context& b);
 asio::awaitable<json::object> s3(bench_context& b);
+// S4, fair waiters at scale (bench_fair.cpp).
+asio::awaitable<json::object> s4(bench_context& b);
 
 }  // namespace redisync::cli::bench

@@ -12,32 +12,7 @@
 
 namespace redisync::cli::bench {
 
-namespace {
-
 using boost::system::error_code;
-
-asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
-  asio::steady_timer t{co_await asio::this_coro::executor, d};
-  co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-}
-
-// Waits until `condition` holds, looking every 5 ms, at most `limit`; false if it never did.
-asio::awaitable<bool> wait_until(std::function<bool()> condition, std::chrono::seconds limit) {
-  auto const deadline = clock_type::now() + limit;
-  while (!condition()) {
-    if (clock_type::now() > deadline) co_return false;
-    co_await sleep_for(std::chrono::milliseconds{5});
-  }
-  co_return true;
-}
-
-std::int64_t calls(stats_map const& before, stats_map const& after, std::string const& command) {
-  auto const a = after.find(command);
-  auto const b = before.find(command);
-  return (a == after.end() ? 0 : a->second) - (b == before.end() ? 0 : b->second);
-}
-
-}  // namespace
 
 asio::awaitable<json::object> s1(bench_context& b, bool cold) {
   auto const n = b.p.s1_n;

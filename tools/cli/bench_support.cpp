@@ -88,11 +88,40 @@ asio::awaitable<stats_map> command_stats(client& admin) {
 
 asio::awaitable<server_totals> server_totals_now(client& admin) {
   resp::request req;
-  req.push("INFO", "commandstats", "cpu");
+  req.push("INFO", "commandstats", "cpu", "memory");
   auto const text = co_await info_text(admin, std::move(req));
   co_return server_totals{.calls = command_calls(text),
                           .script_us = command_usec(text, "evalsha"),
-                          .cpu_s = info_number(text, "used_cpu_sys") + info_number(text, "used_cpu_user")};
+                          .cpu_s = info_number(text, "used_cpu_sys") + info_number(text, "used_cpu_user"),
+                          .used_memory = info_number(text, "used_memory")};
+}
+
+std::int64_t calls(stats_map const& before, stats_map const& after, std::string const& command) {
+  auto const a = after.find(command);
+  auto const b = before.find(command);
+  return (a == after.end() ? 0 : a->second) - (b == before.end() ? 0 : b->second);
+}
+
+std::int64_t all_calls(stats_map const& before, stats_map const& after) {
+  std::int64_t total = 0;
+  for (auto const& [name, count] : after) {
+    if (name != "info") total += calls(before, after, name);
+  }
+  return total;
+}
+
+asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
+  asio::steady_timer t{co_await asio::this_coro::executor, d};
+  co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+asio::awaitable<bool> wait_until(std::function<bool()> condition, std::chrono::seconds limit) {
+  auto const deadline = clock_type::now() + limit;
+  while (!condition()) {
+    if (clock_type::now() > deadline) co_return false;
+    co_await sleep_for(std::chrono::milliseconds{5});
+  }
+  co_return true;
 }
 
 command_delta delta(stats_map const& before, stats_map const& after, std::int64_t per) {
@@ -120,8 +149,8 @@ command_delta delta(stats_map const& before, stats_map const& after, std::int64_
   return out;
 }
 
-asio::awaitable<std::int64_t> live_keys(client& admin) {
-  std::int64_t count = 0;
+asio::awaitable<key_counts> count_keys(client& admin) {
+  key_counts out;
   std::string cursor = "0";
   do {
     resp::request scan;
@@ -129,10 +158,19 @@ asio::awaitable<std::int64_t> live_keys(client& admin) {
     auto const reply = co_await command(admin, std::move(scan));
     auto const parts = reply.elements();
     cursor = std::string{parts[0].text()};
-    count += static_cast<std::int64_t>(parts[1].elements().size());
+    auto const keys = parts[1].elements();
+    if (keys.empty()) continue;
+    out.live += static_cast<std::int64_t>(keys.size());
+    resp::request ttls;
+    for (auto const& key : keys) ttls.push("PTTL", key.text());
+    for (auto const& ttl : co_await admin.exec(std::move(ttls), asio::use_awaitable)) {
+      out.without_expiry += ttl.integer() == -1 ? 1 : 0;
+    }
   } while (cursor != "0");
-  co_return count;
+  co_return out;
 }
+
+asio::awaitable<std::int64_t> live_keys(client& admin) { co_return (co_await count_keys(admin)).live; }
 
 asio::awaitable<bool> run_tasks(std::int64_t count, std::int64_t cap_s, bool& stop,
                                 std::function<asio::awaitable<void>(int)> const& task) {

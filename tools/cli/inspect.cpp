@@ -4,6 +4,8 @@
 #include "primitives/fair_lock/protocol.hpp"
 #include "primitives/lock/protocol.hpp"
 #include "primitives/rw_lock/protocol.hpp"
+#include "routing/hash_slot.hpp"
+#include "sync/client_liveness.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -21,6 +23,33 @@ namespace json = boost::json;
 
 namespace {
 
+// The fair queue's waiters in order, each with its client and how long that client's liveness key
+// lasts (one key per client beside the lock).
+asio::awaitable<json::array> fair_queue(client& c, std::string const& name, resp::value const& members) {
+  bool const sharded = c.cfg().mode == topology::cluster;
+  auto const prefix = detail::sync::alive_prefix(sharded, sharded ? detail::routing::hash_slot(name) : 0);
+  json::array queue;
+  std::vector<std::string> clients;
+  for (auto const& member : members.elements()) {
+    auto const text = member.text();
+    auto const slash = text.find('/');
+    auto const client_id = slash == std::string_view::npos ? std::string_view{} : text.substr(0, slash);
+    queue.push_back(json::object{{"owner", text.substr(slash == std::string_view::npos ? 0 : slash + 1)},
+                                 {"client", client_id}});
+    if (std::find(clients.begin(), clients.end(), client_id) == clients.end()) clients.emplace_back(client_id);
+  }
+  if (clients.empty()) co_return queue;
+  resp::request req;
+  for (auto const& id : clients) req.push("PTTL", prefix + id);
+  auto const ttls = co_await c.exec(std::move(req), asio::use_awaitable);
+  for (auto& w : queue) {
+    auto const at = std::find(clients.begin(), clients.end(), w.at("client").as_string()) - clients.begin();
+    auto const ttl = ttls[static_cast<std::size_t>(at)].integer();
+    w.as_object()["alive_for_ms"] = std::max<std::int64_t>(ttl, 0);
+  }
+  co_return queue;
+}
+
 asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string name, bool as_json) {
   client c{ctx.get_executor(), config_from_url(url)};
   c.start();
@@ -32,9 +61,8 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
   req.push("PTTL", name);
   req.push("GET", detail::lock_protocol::token_key_of(name));
   req.push("PUBSUB", numsub, detail::lock_protocol::channel_of(name));
-  // The fair lock's queue, in order, with the server time until which each waiter counts as alive.
+  // The fair lock's queue, in order (each waiter as `client/owner`).
   req.push("ZRANGE", detail::fair_protocol::queue_key_of(name), 0, -1);
-  req.push("ZRANGE", detail::fair_protocol::alive_key_of(name), 0, -1, "WITHSCORES");
   req.push("TIME");
   // The read-write lock's channel and its waiting writers' marks.
   req.push("PUBSUB", numsub, detail::rw_protocol::channel_of(name));
@@ -105,23 +133,12 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
   auto const subscribers = replies[3].elements().size() == 2 ? replies[3].elements()[1].integer() : 0;
   std::int64_t const pttl = replies[1].integer();
   std::int64_t seconds = 0, micros = 0;
-  replies[6].elements()[0].as_integer(seconds);
-  replies[6].elements()[1].as_integer(micros);
+  replies[5].elements()[0].as_integer(seconds);
+  replies[5].elements()[1].as_integer(micros);
   std::int64_t const server_ms = seconds * 1000 + micros / 1000;
-  std::map<std::string, std::int64_t, std::less<>> alive_until;
-  // RESP3 answers WITHSCORES with [member, score] pairs, the score a double.
-  for (auto const& pair : replies[5].elements()) {
-    if (pair.kind() != resp::type::array || pair.elements().size() != 2) continue;
-    alive_until[std::string{pair.elements()[0].text()}] = static_cast<std::int64_t>(pair.elements()[1].number());
-  }
-  json::array queue;
-  for (auto const& waiter : replies[4].elements()) {
-    auto const it = alive_until.find(waiter.text());
-    queue.push_back(json::object{{"owner", waiter.text()},
-                                 {"alive_for_ms", it == alive_until.end() ? 0 : it->second - server_ms}});
-  }
+  json::array queue = co_await fair_queue(c, name, replies[4]);
   json::array waiting_writers;
-  for (auto const& pair : replies[8].elements()) {
+  for (auto const& pair : replies[7].elements()) {
     if (pair.kind() != resp::type::array || pair.elements().size() != 2) continue;
     auto const mark = detail::rw_protocol::read_mark(pair.elements()[0].text());
     if (!mark) continue;
@@ -130,7 +147,7 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
         {"lease_ms", mark->lease_ms},
         {"alive_for_ms", static_cast<std::int64_t>(pair.elements()[1].number()) - server_ms}});
   }
-  auto const rw_subscribers = replies[7].elements().size() == 2 ? replies[7].elements()[1].integer() : 0;
+  auto const rw_subscribers = replies[6].elements().size() == 2 ? replies[6].elements()[1].integer() : 0;
   auto const node = c.node_of(name);
   c.stop();
 
@@ -188,11 +205,11 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
                std::string_view{w.at("owner").as_string()}, w.at("lease_ms").as_int64(),
                w.at("alive_for_ms").as_int64());
   }
-  // A waiter counts as alive until its heartbeat is overdue (by server time); 0 or less: dead, dropped
-  // at the next look.
+  // A waiter counts as alive while its client's key lasts; 0: dead, dropped at the next look.
   for (std::size_t i = 0; i < queue.size(); ++i) {
     auto const& w = queue[i].as_object();
-    fmt::print("fair queue {:<3}{} (alive for another {} ms)\n", i + 1, std::string_view{w.at("owner").as_string()},
+    fmt::print("fair queue {:<3}{} (client {}, alive for another {} ms)\n", i + 1,
+               std::string_view{w.at("owner").as_string()}, std::string_view{w.at("client").as_string()},
                w.at("alive_for_ms").as_int64());
   }
   co_return 0;

@@ -1,34 +1,37 @@
 #pragma once
 
 // Acquiring the fair lock: the lock's acquire with a queue on the server. The first attempt takes
-// the waiter's place in the queue; from then on the watchdog keeps the place alive with heartbeats,
-// which also tell a head that finds the lock free to try (a lost call costs a heartbeat period).
-// A waiter that gives up leaves the queue at once.
+// the waiter's place in the queue; from then on this client's liveness beats keep it (one beat per
+// client, not per waiter), and a waiter tries again when the lock would expire, when it is called
+// by name, when Redisson's unlock message comes, or soon after another client's waiter was called
+// (which may be dead). A waiter that gives up leaves the queue at once.
 
 #include "primitives/lock/acquire.hpp"
+
+#include <cstdint>
+#include <optional>
 
 namespace redisync::detail::fair_protocol {
 
 class fair_acquire final : public lock_protocol::lock_acquire {
  public:
   fair_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a, handler_type handler);
+  lock_kind kind() const override { return lock_kind::fair; }
 
  private:
   bool queues_on_server() const override { return true; }
-  lock_kind kind() const override { return lock_kind::fair; }
+  std::chrono::milliseconds look_after_passed_over() const override;
   script const& attempt_script() const override;
-  sync::message_policy policy() const override;
   io::outgoing attempt(bool retry, bool by_digest) override;
   void undo_late_grant(io::error_code ec, io::response const& replies, std::function<void()> then) override;
   outcome read(io::error_code ec, io::response& replies) override;
   void undo(std::function<void()> then) override;
   void complete(io::error_code ec, bool held) override;
 
-  // Starts, or goes on with, the heartbeats of this waiter's place.
-  void keep_place();
-  void on_beat(std::int64_t flag);
+  // Keeps this client alive on the server while the waiter is (or may be) queued.
+  void enlist();
 
-  std::shared_ptr<sync::hold_state> place_;  // while queued (or maybe queued)
+  std::optional<std::uint64_t> liveness_ticket_;
 };
 
 void start_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,

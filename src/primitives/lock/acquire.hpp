@@ -58,6 +58,8 @@ class lock_acquire : public sync::acquire_op {
   // if that was too late to count (see acquire_op::confirm_grant), and nothing is granted here.
   bool take_handoff(std::uint64_t token, sync::clock_type::time_point sent);
   std::chrono::milliseconds lease() const noexcept { return hold_ ? hold_->lease : lease_; }
+  // What the hold of a grant is.
+  virtual lock_kind kind() const { return lock_kind::reentrant; }
 
  protected:
   // Waiters listen on `channel` (first: it is made from `a` before `a` is moved).
@@ -73,8 +75,7 @@ class lock_acquire : public sync::acquire_op {
   void undo(std::function<void()> then) override;
   void complete(io::error_code ec, bool held) override;
 
-  // What the hold of a grant is, and how the watchdog renews it.
-  virtual lock_kind kind() const { return lock_kind::reentrant; }
+  // How the watchdog renews the hold of a grant.
   virtual sync::renewal_kind const& hold_renewal() const { return renewal(); }
 
   void grant(std::uint64_t token, std::int64_t count, sync::clock_type::time_point sent);

@@ -47,7 +47,9 @@ std::string token_key_of(std::string_view name) { return prefixed("redisson_lock
 sync::renewal_kind const& renewal() { return renewal_of_locks; }
 
 void on_message(sync::waiter_queue& queue, std::string_view message) {
-  if (message == "0") queue.wake_one();
+  if (message == "0") return queue.wake_one();
+  // A fair lock's call of its next waiter, `client/owner` (fair_queue.lua).
+  if (auto const slash = message.find('/'); slash != std::string_view::npos) queue.wake_named(message.substr(slash + 1));
 }
 
 acquire_reply read_acquire_reply(resp::value const& reply) {

@@ -52,8 +52,8 @@ void lock_release::begin() {
   if (!hold_) hold_ = core_->find_hold(sync::hold_key(owner_, name_));
   if (hold_) kind_ = hold_->lock;
   switch (kind_) {
-    case lock_kind::reentrant: channel_ = channel_of(name_); break;
-    case lock_kind::fair: channel_ = fair_protocol::channel_of(name_); break;
+    case lock_kind::reentrant:
+    case lock_kind::fair: channel_ = channel_of(name_); break;
     case lock_kind::read:
     case lock_kind::write: channel_ = rw_protocol::channel_of(name_); break;
   }
@@ -87,9 +87,10 @@ void lock_release::choose_handoff_target() {
   if (!core_->has_waiters(channel_)) return;
   auto& queue = core_->queue(channel_);
   if (queue.consecutive_handoffs >= core_->cfg().max_local_handoffs) return;
-  // Every waiter of a lock's channel is a lock acquire.
+  // Every waiter of a lock's channel is a lock acquire, plain or fair: a hand-off stays within a
+  // kind (a plain one would pass a fair queue by).
   auto head = std::static_pointer_cast<lock_acquire>(queue.head());
-  if (!head || !head->can_take_handoff()) return;
+  if (!head || head->kind() != kind_ || !head->can_take_handoff()) return;
   target_ = std::move(head);
   target_->woken = false;
   target_->handoff_pending = true;
@@ -144,9 +145,8 @@ script const& lock_release::release_script() const {
 
 io::outgoing lock_release::fair_call(bool by_digest) const {
   auto const args = fair_protocol::release_args(
-      name_, owner_, hold_ ? hold_->lease : core_->cfg().watchdog_lease, retry_of_,
-      target_ ? target_->owner() : std::string_view{},
-      target_ ? std::optional{target_->lease()} : std::nullopt, core_->cfg().persistent_fencing_counter);
+      *core_, name_, owner_, hold_ ? hold_->lease : core_->cfg().watchdog_lease, retry_of_,
+      target_ ? target_->owner() : std::string_view{}, target_ ? std::optional{target_->lease()} : std::nullopt);
   return script_call(scripts::fair_calls, slot_, args, by_digest);
 }
 

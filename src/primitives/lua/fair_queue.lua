@@ -1,45 +1,73 @@
--- A fair lock's queue, judged by the server's clock only: `queue` is a sorted set of waiting owners
--- scored by arrival (1, 2, 3, ...), `alive` a sorted set of the same owners scored by the server
--- time in ms until which each counts as alive. A waiter's heartbeat moves its time on; one not
--- heard of by then is dead and leaves the queue at the next look, wherever it stands. Both keys
--- expire two liveness periods after the last heartbeat, so a queue whose waiters all died goes too.
--- Drops dead waiters and returns the head of the queue, or nil; or the error of a queue key of
--- another type (the first reads of a call, so nothing has been written then).
-local function live_head(queue, alive, now)
-  local dead = redis.pcall('zrangebyscore', alive, '-inf', now)
-  if dead.err then return nil, dead end
-  for _, owner in ipairs(dead) do
-    redis.call('zrem', queue, owner)
-    redis.call('zrem', alive, owner)
-  end
-  local head = redis.pcall('zrange', queue, 0, 0)
-  if head.err then return nil, head end
-  return head[1], nil
+-- A fair lock's queue, judged by the server only: `queue` is a sorted set of waiters scored by
+-- arrival (1, 2, 3, ...), each member `client/owner`. Liveness is judged per client, not per
+-- waiter: a client keeps a key `<alive prefix><client>` while it has waiters (its heartbeat), and
+-- a waiter whose client's key is gone is dead, like every other waiter of that client: they leave
+-- the queue together at the next look. Every waiter tries again when the lock would expire, so the
+-- queue lives until then and a few liveness periods more; a queue whose waiters all died goes too.
+
+local function member_of(client, owner) return client .. '/' .. owner end
+
+-- The owner of a member; nil for a member of no known form (dropped as dead).
+local function owner_of(member)
+  local slash = string.find(member, '/', 1, true)
+  return slash and string.sub(member, slash + 1)
 end
 
--- Keeps `owner` queued (a newcomer at the back) and alive for `liveness` ms from `now`.
-local function keep_place(queue, alive, owner, now, liveness)
-  if not redis.call('zscore', queue, owner) then
-    local last = redis.call('zrange', queue, -1, -1, 'withscores')
-    redis.call('zadd', queue, (tonumber(last[2]) or 0) + 1, owner)
-  end
-  redis.call('zadd', alive, now + liveness, owner)
-  redis.call('pexpire', queue, 2 * liveness)
-  redis.call('pexpire', alive, 2 * liveness)
+-- Drops every waiter of `client` (its key is gone): one pass over the queue, once per dead client.
+local function drop_client(queue, client)
+  local cursor = '0'
+  repeat
+    local page = redis.call('zscan', queue, cursor, 'match', client .. '/*', 'count', 1000)
+    cursor = page[1]
+    for i = 1, #page[2], 2 do redis.call('zrem', queue, page[2][i]) end
+  until cursor == '0'
 end
 
-local function leave_queue(queue, alive, owner)
-  redis.call('zrem', queue, owner)
-  redis.call('zrem', alive, owner)
-  if redis.call('zcard', queue) == 0 then
-    redis.call('del', queue, alive)
+-- Drops dead waiters at the head and returns the live head's member, or nil; or the error of a
+-- queue key of another type (the first read of a call, so nothing has been written then).
+local function live_head(queue, alive_prefix)
+  while true do
+    local first = redis.pcall('zrange', queue, 0, 0)
+    if first.err then return nil, first end
+    local member = first[1]
+    if not member then return nil, nil end
+    local slash = string.find(member, '/', 1, true)
+    if not slash then
+      redis.call('zrem', queue, member)
+    else
+      local client = string.sub(member, 1, slash - 1)
+      if redis.call('exists', alive_prefix .. client) == 1 then return member, nil end
+      drop_client(queue, client)
+    end
   end
 end
 
--- Tells `head` that the free lock is its turn. Returns the refused PUBLISH's error, or nil.
-local function call_head(lock, head, channel)
-  if not head or redis.call('exists', lock) == 1 then return nil end
-  local told = redis.pcall(publish_command, channel, head)
+-- Waiters try again when the lock would expire, or a poll cap after a look at a lock without
+-- expiry: the queue outlives that by a few liveness periods.
+local function keep_queue(queue, lock, liveness, cap)
+  local pttl = redis.call('pttl', lock)
+  if pttl == -1 then pttl = cap end
+  if pttl < 0 then pttl = 0 end
+  redis.call('pexpire', queue, pttl + 3 * liveness)
+end
+
+-- Queues `member` at the back, unless it is queued already.
+local function keep_place(queue, member)
+  if redis.call('zscore', queue, member) then return end
+  local last = redis.call('zrange', queue, -1, -1, 'withscores')
+  redis.call('zadd', queue, (tonumber(last[2]) or 0) + 1, member)
+end
+
+local function leave_queue(queue, member)
+  redis.call('zrem', queue, member)
+  if redis.call('zcard', queue) == 0 then redis.call('del', queue) end
+end
+
+-- Tells the head `member` that the free lock is its turn, by name on the lock's channel (a member
+-- is never Redisson's '0' or '1'). Returns the refused PUBLISH's error, or nil.
+local function call_head(lock, member, channel)
+  if not member or redis.call('exists', lock) == 1 then return nil end
+  local told = redis.pcall(publish_command, channel, member)
   if type(told) == 'table' then return told end
   return nil
 end
