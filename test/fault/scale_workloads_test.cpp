@@ -1,4 +1,4 @@
-// The scale workloads of `redisync bench` (S1-S3), and W6 of the read-write lock, at a size CI can
+// The scale workloads of `redisync bench` (S1-S4), and W6 of the read-write lock, at a size CI can
 // afford, each on its own redis-server: the same JSON line as the full runs, and the same promises.
 
 #include "process/redis_server.hpp"
@@ -77,6 +77,18 @@ BOOST_AUTO_TEST_CASE(s3_reconnect_churn_keeps_the_hold_and_wakes_no_herd) {
   BOOST_TEST(number(r, "spurious_reconnects") == 0);
   BOOST_TEST(number(r, "scripts_per_reconnect") <= 1);
   BOOST_TEST(number(r, "fds_after") == number(r, "fds_before"));
+}
+
+// S4 at CI size: a thousand fair waiters on one lock cost Redis a few calls a second while they
+// wait (their client's beats, not one per waiter), and every queue serves in order and goes.
+BOOST_AUTO_TEST_CASE(s4_fair_waiters_cost_beats_per_client_and_are_served_in_order) {
+  auto const r = bench({"--workload", "S4"}, {{"S4_N", "1000"}, {"S4_LOCKS", "300"}, {"S4_HOLD_S", "3"}});
+  BOOST_TEST_INFO_SCOPE(boost::json::serialize(r));
+  BOOST_TEST(r.at("safety_ok").as_bool());
+  BOOST_TEST(number(r, "one_lock", "order_violations") == 0);
+  BOOST_TEST(number(r, "many_locks", "order_violations") == 0);
+  BOOST_TEST(number(r, "one_lock", "calls_per_s") < 50);
+  BOOST_TEST(number(r, "keys_without_expiry") == 0);
 }
 
 // W6 at CI size, in one process and in two: readers share, nothing overlaps a write, the counter
