@@ -189,7 +189,7 @@ void client_core::put_hold(std::shared_ptr<hold_state> const& hold) {
   }
   std::lock_guard const guard{holds_mutex_};
   holds_.emplace(hold->key, hold);
-  holds_by_channel_.emplace(hold->channel, hold);
+  holds_by_channel_[hold->channel].emplace(hold.get(), hold);
   holds_count_ = holds_.size();
 }
 
@@ -199,19 +199,18 @@ void client_core::forget_hold(std::shared_ptr<hold_state> const& hold) {
   auto it = holds_.find(hold->key);
   if (it == holds_.end() || it->second != hold) return;
   holds_.erase(it);
-  auto [first, last] = holds_by_channel_.equal_range(hold->channel);
-  for (auto c = first; c != last; ++c) {
-    if (c->second == hold) {
-      holds_by_channel_.erase(c);
-      break;
-    }
+  if (auto c = holds_by_channel_.find(hold->channel); c != holds_by_channel_.end()) {
+    c->second.erase(hold.get());
+    if (c->second.empty()) holds_by_channel_.erase(c);
   }
   holds_count_ = holds_.size();
 }
 
 bool client_core::keeps_hold_on(std::string const& channel) const {
-  auto [first, last] = holds_by_channel_.equal_range(channel);
-  return std::any_of(first, last, [](auto const& h) { return h.second->active() && h.second->levels_held > 0; });
+  auto const c = holds_by_channel_.find(channel);
+  if (c == holds_by_channel_.end()) return false;
+  return std::any_of(c->second.begin(), c->second.end(),
+                     [](auto const& h) { return h.second->active() && h.second->levels_held > 0; });
 }
 
 void client_core::end_waking_release(std::string const& channel) {
@@ -240,9 +239,9 @@ void client_core::lose_holds_of(std::string const& name) {
 // share the connection, so a message sent before a hold was granted arrives before its grant.
 void client_core::lose_holds_told_free(std::string const& channel) {
   std::vector<std::shared_ptr<hold_state>> gone;
-  auto [first, last] = holds_by_channel_.equal_range(channel);
-  for (auto c = first; c != last; ++c) {
-    auto const& hold = c->second;
+  auto const c = holds_by_channel_.find(channel);
+  if (c == holds_by_channel_.end()) return;
+  for (auto const& [raw, hold] : c->second) {
     if (hold->granted && hold->active() && hold->none_releasing()) gone.push_back(hold);
   }
   for (auto const& hold : gone) lose(hold);

@@ -71,6 +71,36 @@ BOOST_AUTO_TEST_CASE(locks_of_every_kind_work_on_a_thousand_names_over_every_mas
   });
 }
 
+// A fair waiter of another client: its client's liveness key sits in the lock's slot (a script
+// reaches no other), the holder's release reads it there and calls the waiter; once that client
+// dies, its key lapses and the next waiter is served past it.
+BOOST_AUTO_TEST_CASE(fair_waiters_are_judged_alive_per_client_in_the_lock_slot) {
+  auto& cluster = shared_cluster();
+  run_on_cluster([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+    auto cfg = fast_config(cluster.url());
+    cfg.fair_waiter_liveness = 500ms;
+    redisync::test::running_client dying{ctx, cfg}, living{ctx, cfg};
+    auto holder = co_await c.new_owner().fair_lock("judged").acquire(asio::use_awaitable);
+    redisync::test::background_acquire first{ctx, dying->new_owner().fair_lock("judged")};
+    auto const queue = "redisync_fair_queue:{judged}";
+    auto& node = cluster.node(cluster.master_of_slot(key_slot("judged")));
+    co_await redisync::test::wait_until([&] { return node.command({"ZCARD", queue}).integer() == 1; }, 5s);
+    redisync::test::background_acquire second{ctx, living->new_owner().fair_lock("judged")};
+    co_await redisync::test::wait_until([&] { return node.command({"ZCARD", queue}).integer() == 2; }, 5s);
+    // Both clients' keys are on the lock's node, in its slot.
+    auto const keys = node.command({"KEYS", "redisync_alive:*"});
+    BOOST_TEST_REQUIRE(keys.elements().size() == 2u);
+    for (auto const& k : keys.elements()) BOOST_TEST(key_slot(std::string{k.text()}) == key_slot("judged"));
+    co_await dying.stop();
+    co_await redisync::test::wait_until([&] { return node.command({"KEYS", "redisync_alive:*"}).elements().size() == 1; }, 3s);
+    co_await holder.release(asio::use_awaitable);
+    BOOST_TEST_REQUIRE(co_await second.wait(5s));
+    BOOST_TEST_REQUIRE(second.result().has_value());
+    co_await second.result()->release(asio::use_awaitable);
+    co_await living.stop();
+  });
+}
+
 BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter_of_every_kind_over_sharded_pubsub) {
   run_on_cluster([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
     for (auto const kind : kinds) {

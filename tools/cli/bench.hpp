@@ -52,6 +52,9 @@ struct params {
   std::int64_t s4_n = env_number("S4_N", 10000, 1, 1'000'000);
   std::int64_t s4_locks = env_number("S4_LOCKS", 10000, 0, 1'000'000);
   std::int64_t s4_hold_s = env_number("S4_HOLD_S", 15, 1, 3600);
+  std::int64_t s5_r = env_number("S5_R", 10000, 1, 1'000'000);
+  std::int64_t s5_wr = env_number("S5_WR", 9000, 0, 1'000'000);
+  std::int64_t s5_ww = env_number("S5_WW", 1000, 0, 1'000'000);
 };
 
 
@@ -156,5 +159,7 @@ asio::awaitable<json::object> s2(bench_context& b);
 asio::awaitable<json::object> s3(bench_context& b);
 // S4, fair waiters at scale (bench_fair.cpp).
 asio::awaitable<json::object> s4(bench_context& b);
+// S5, read-write crowds (bench_rw_scale.cpp).
+asio::awaitable<json::object> s5(bench_context& b);
 
 }  // namespace redisync::cli::bench

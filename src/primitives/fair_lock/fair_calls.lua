@@ -12,12 +12,12 @@
 --   leave      keys: lock, queue   arguments: owner, the lock's channel
 -- acquire answers like acquire.lua: a fresh hold's token, {token, count}, or {bound} when queued:
 -- the lock's PTTL, or, while the lock is free for a live head that is not the caller (who calls it
--- again: its call may have been lost), how long that head's client still counts as alive. release answers like release.lua; a
--- full release hands the lock to the proposed waiter if, and only if, it is the live head of the
--- queue ({0, token}: the releasing client's own next waiter, served without a message or an
--- attempt), else calls the head by name on the lock's channel, or publishes Redisson's '0' there
--- when nobody is queued. leave takes the owner out of the queue (a waiter that gave up) and calls
--- the next head if the lock is free; it answers 1.
+-- again: its call may have been lost), how long that head's client still counts as alive. release
+-- answers like release.lua; a full release hands the lock to the proposed waiter if, and only if,
+-- it is the live head of the queue ({0, token}: the releasing client's own next waiter, served
+-- without a message or an attempt), else calls the head by name on the lock's channel, or
+-- publishes Redisson's '0' there when nobody is queued. leave takes the owner out of the queue (a
+-- waiter that gave up) and calls the next head if the lock is free; it answers 1.
 -- include: publish.lua
 -- include: next_token.lua
 -- include: hold_depth.lua
@@ -31,10 +31,7 @@ if op == 'acquire' then
   local lock, token_key, queue, alive = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
   local owner, lease, retry_of, keep, channel = ARGV[2], ARGV[3], ARGV[4], ARGV[5] == '1', ARGV[6]
   local client, alive_prefix, liveness, cap = ARGV[7], ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10])
-  -- The caller is alive: its key lasts a liveness period from now, before anyone is judged by it
-  -- (its beats may have stopped with its last waiter, the key about to lapse).
-  redis.call('set', alive, '1', 'px', liveness)
-  local head, wrong = live_head(queue, alive_prefix)
+  local head, wrong = live_head(queue, alive_prefix, client)
   if wrong then return wrong end
   local mine = redis.pcall('hexists', lock, owner)
   if type(mine) == 'table' then return mine end
@@ -45,14 +42,14 @@ if op == 'acquire' then
     local reply = acquire(lock, token_key, owner, lease, retry_of, keep)
     if type(reply) == 'table' and reply.err then return reply end
     if type(reply) == 'table' and #reply == 1 then
-      keep_place(queue, member)
+      keep_place(queue, member, alive, liveness)
       keep_queue(queue, lock, liveness, cap)
       return reply
     end
     if head == member then leave_queue(queue, member) end
     return reply
   end
-  keep_place(queue, member)
+  keep_place(queue, member, alive, liveness)
   keep_queue(queue, lock, liveness, cap)
   if redis.call('exists', lock) == 1 then return {redis.call('pttl', lock)} end
   -- The lock is free for a live head: called again (a refused call changes nothing), it takes
@@ -67,7 +64,7 @@ if op == 'release' then
   local owner, lease, channel, retry_arg = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
   local next_owner, next_lease, keep = ARGV[6], ARGV[7], ARGV[8] == '1'
   local client, alive_prefix, liveness, cap = ARGV[9], ARGV[10], tonumber(ARGV[11]), tonumber(ARGV[12])
-  local head, wrong = live_head(queue, alive_prefix)
+  local head, wrong = live_head(queue, alive_prefix, client)
   if wrong then return wrong end
   if retry_arg ~= '' and next_owner ~= '' then
     -- A retry whose lost attempt went through and handed the lock over: the same answer again.
@@ -103,7 +100,7 @@ end
 if op == 'leave' then
   local lock, queue = KEYS[1], KEYS[2]
   local owner, channel, client, alive_prefix = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-  local head, wrong = live_head(queue, alive_prefix)
+  local head, wrong = live_head(queue, alive_prefix, client)
   if wrong then return wrong end
   local member = member_of(client, owner)
   leave_queue(queue, member)

@@ -24,8 +24,9 @@ local function drop_client(queue, client)
 end
 
 -- Drops dead waiters at the head and returns the live head's member, or nil; or the error of a
--- queue key of another type (the first read of a call, so nothing has been written then).
-local function live_head(queue, alive_prefix)
+-- queue key of another type (the first read of a call, so nothing has been written then). The
+-- caller's own client (`self`) is alive: it is here.
+local function live_head(queue, alive_prefix, self)
   while true do
     local first = redis.pcall('zrange', queue, 0, 0)
     if first.err then return nil, first end
@@ -36,7 +37,7 @@ local function live_head(queue, alive_prefix)
       redis.call('zrem', queue, member)
     else
       local client = string.sub(member, 1, slash - 1)
-      if redis.call('exists', alive_prefix .. client) == 1 then return member, nil end
+      if client == self or redis.call('exists', alive_prefix .. client) == 1 then return member, nil end
       drop_client(queue, client)
     end
   end
@@ -51,8 +52,11 @@ local function keep_queue(queue, lock, liveness, cap)
   redis.call('pexpire', queue, pttl + 3 * liveness)
 end
 
--- Queues `member` at the back, unless it is queued already.
-local function keep_place(queue, member)
+-- Queues `member` at the back, unless it is queued already, and keeps its client's key `alive`
+-- for a liveness period from now (the client's beats may have stopped with its last waiter, the
+-- key about to lapse).
+local function keep_place(queue, member, alive, liveness)
+  redis.call('set', alive, '1', 'px', liveness)
   if redis.call('zscore', queue, member) then return end
   local last = redis.call('zrange', queue, -1, -1, 'withscores')
   redis.call('zadd', queue, (tonumber(last[2]) or 0) + 1, member)
