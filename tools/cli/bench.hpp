@@ -106,6 +106,15 @@ struct key_counts {
 };
 asio::awaitable<key_counts> count_keys(client& admin);
 
+// Holds taken by many handlers at once and released together; shared with the handlers, which may
+// outlive the frame that made them if it ends by an exception.
+struct hold_tally {
+  std::vector<held> holds;
+  std::int64_t answered = 0;  // acquires that completed, held or not
+  std::int64_t errors = 0;
+  std::size_t released = 0;   // releases answered
+};
+
 struct command_delta {
   double per_op = 0;
   double scripts_per_op = 0;

@@ -19,13 +19,7 @@ using boost::system::error_code;
 // per release.
 asio::awaitable<double> release_us_per_read(bench_context& b, std::string const& prefix, std::int64_t n,
                                             std::int64_t per_lock) {
-  struct tally {
-    std::vector<held> holds;
-    std::int64_t answered = 0;
-    std::int64_t errors = 0;
-    std::int64_t released = 0;
-  };
-  auto t = std::make_shared<tally>();
+  auto t = std::make_shared<hold_tally>();
   t->holds.reserve(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
     b.c.new_owner().read_write_lock(prefix + std::to_string(i / per_lock)).read().acquire([t](error_code ec, held h) {
@@ -40,7 +34,7 @@ asio::awaitable<double> release_us_per_read(bench_context& b, std::string const&
   co_await wait_until([&] { return t->answered >= n; }, std::chrono::seconds{600});
   auto const cpu0 = process_cpu_s();
   for (auto& h : t->holds) h.release([t](error_code) { ++t->released; });
-  co_await wait_until([&] { return t->released >= std::int64_t(t->holds.size()); }, std::chrono::seconds{600});
+  co_await wait_until([&] { return t->released >= t->holds.size(); }, std::chrono::seconds{600});
   co_return 1e6 * (process_cpu_s() - cpu0) / double(std::max<std::size_t>(t->holds.size(), 1));
 }
 

@@ -86,17 +86,10 @@ asio::awaitable<json::object> s2(bench_context& b) {
   auto const n = b.p.s2_n;
   auto const idle_rss = rss_kb();
   auto const t0 = clock_type::now();
-  // Shared with the handlers, which may outlive this frame if it ends by an exception.
-  struct tally {
-    std::vector<held> holds;
-    std::int64_t errors = 0;
-    std::int64_t started = 0;
-    std::size_t released = 0;
-  };
-  auto t = std::make_shared<tally>();
+  auto t = std::make_shared<hold_tally>();
   auto& holds = t->holds;
   auto& errors = t->errors;
-  auto& started = t->started;
+  auto& started = t->answered;
   holds.reserve(static_cast<std::size_t>(n));
   // Many acquires in flight at once, as a service with many tasks would have. With S2_READERS,
   // each hold is a read, and that many readers share one read-write lock.
@@ -111,7 +104,7 @@ asio::awaitable<json::object> s2(bench_context& b) {
   };
   for (std::int64_t i = 0; i < n; ++i) {
     hold_handle(i).acquire([t](error_code ec, held h) {
-      ++t->started;
+      ++t->answered;
       if (ec) {
         ++t->errors;
         return;
