@@ -189,7 +189,10 @@ void client_core::put_hold(std::shared_ptr<hold_state> const& hold) {
   }
   std::lock_guard const guard{holds_mutex_};
   holds_.emplace(hold->key, hold);
-  holds_by_channel_[hold->channel].emplace(hold.get(), hold);
+  auto& on_channel = holds_by_channel_[hold->channel];
+  on_channel.holds.emplace(hold.get(), hold);
+  hold->channel_holders = on_channel.holding;
+  if (hold->levels_held > 0) ++*on_channel.holding;
   holds_count_ = holds_.size();
 }
 
@@ -200,17 +203,15 @@ void client_core::forget_hold(std::shared_ptr<hold_state> const& hold) {
   if (it == holds_.end() || it->second != hold) return;
   holds_.erase(it);
   if (auto c = holds_by_channel_.find(hold->channel); c != holds_by_channel_.end()) {
-    c->second.erase(hold.get());
-    if (c->second.empty()) holds_by_channel_.erase(c);
+    c->second.holds.erase(hold.get());
+    if (c->second.holds.empty()) holds_by_channel_.erase(c);
   }
   holds_count_ = holds_.size();
 }
 
 bool client_core::keeps_hold_on(std::string const& channel) const {
   auto const c = holds_by_channel_.find(channel);
-  if (c == holds_by_channel_.end()) return false;
-  return std::any_of(c->second.begin(), c->second.end(),
-                     [](auto const& h) { return h.second->active() && h.second->levels_held > 0; });
+  return c != holds_by_channel_.end() && *c->second.holding > 0;
 }
 
 void client_core::end_waking_release(std::string const& channel) {
@@ -241,7 +242,7 @@ void client_core::lose_holds_told_free(std::string const& channel) {
   std::vector<std::shared_ptr<hold_state>> gone;
   auto const c = holds_by_channel_.find(channel);
   if (c == holds_by_channel_.end()) return;
-  for (auto const& [raw, hold] : c->second) {
+  for (auto const& [raw, hold] : c->second.holds) {
     if (hold->granted && hold->active() && hold->none_releasing()) gone.push_back(hold);
   }
   for (auto const& hold : gone) lose(hold);
@@ -251,7 +252,7 @@ void client_core::lose(std::shared_ptr<hold_state> const& hold) {
   if (!hold->active()) return;
   hold->status = hold_status::lost;
   hold->levels.clear();
-  hold->levels_held = 0;
+  hold->let_go_all();
   forget_hold(hold);
   emit(event_kind::hold_lost, event_level::error, hold->name, hold->owner);
   for (auto* t : std::exchange(hold->loss_timers, {})) t->cancel();
@@ -266,7 +267,7 @@ void client_core::finish_hold(std::shared_ptr<hold_state> const& hold) {
   hold->status = hold_status::released;
   hold->count = 0;
   for (auto& level : std::exchange(hold->levels, {})) level->state = level_state::released;
-  hold->levels_held = 0;
+  hold->let_go_all();
   forget_hold(hold);
   for (auto* t : std::exchange(hold->loss_timers, {})) t->cancel();
   hold->notifiers.clear();

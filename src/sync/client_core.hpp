@@ -200,9 +200,13 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   std::unordered_map<std::string, int> releases_waking_;  // by channel
   std::unordered_map<std::string, std::shared_ptr<hold_state>> holds_;
   mutable std::mutex holds_mutex_;  // for holds() off the strand
-  // By channel, then by hold: a release forgets its hold in O(1) however many share the channel
-  // (10,000 readers of one lock).
-  std::unordered_map<std::string, std::unordered_map<hold_state const*, std::shared_ptr<hold_state>>> holds_by_channel_;
+  // By channel, then by hold: a release forgets its hold, and asks whether another is held, in
+  // O(1) however many share the channel (10,000 readers of one lock).
+  struct channel_holds {
+    std::unordered_map<hold_state const*, std::shared_ptr<hold_state>> holds;
+    std::shared_ptr<std::atomic<int>> holding = std::make_shared<std::atomic<int>>(0);  // see hold_state
+  };
+  std::unordered_map<std::string, channel_holds> holds_by_channel_;
   std::unordered_map<std::string, std::shared_ptr<user_script const>> user_scripts_;  // by SHA1
   std::string id_;
   client_liveness liveness_;

@@ -80,6 +80,9 @@ struct hold_state {
   std::vector<std::shared_ptr<hold_level>> levels;
   // How many of them the application still holds: read without the strand (owner::holds).
   std::atomic<int> levels_held{0};
+  // How many holds of this client on this hold's channel the application holds a level of (set
+  // while the client keeps the hold): a release asks it in O(1) however many share the channel.
+  std::shared_ptr<std::atomic<int>> channel_holders;
 
   clock_type::time_point valid_until() const {
     return clock_type::time_point{clock_type::duration{valid_until_ns.load()}};
@@ -96,14 +99,18 @@ struct hold_state {
   std::shared_ptr<hold_level> add_level() {
     auto level = std::make_shared<hold_level>();
     levels.push_back(level);
-    ++levels_held;
+    if (levels_held++ == 0 && channel_holders) ++*channel_holders;
     return level;
   }
   // Lets go of `level` (from any thread) unless someone did first.
   bool let_go(hold_level& level) {
     if (!level.let_go()) return false;
-    --levels_held;
+    if (--levels_held == 0 && channel_holders) --*channel_holders;
     return true;
+  }
+  // The application holds no level any more: the hold ended.
+  void let_go_all() {
+    if (levels_held.exchange(0) > 0 && channel_holders) --*channel_holders;
   }
   // Lets go of the innermost level the application holds (a release through the lock handle).
   std::shared_ptr<hold_level> let_go_innermost() {

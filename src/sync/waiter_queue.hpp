@@ -63,17 +63,20 @@ class waiter_queue {
   void push_back(std::shared_ptr<waiter> const& w) {
     w->position_ = waiters_.insert(waiters_.end(), {w.get(), w});
     w->queued_ = true;
+    ++changes;
   }
   // In front (a waiter that a failed hand-off gives back): the old head is told it no longer leads.
   void push_front(std::shared_ptr<waiter> const& w) {
     bool const had_head = !waiters_.empty();
     w->position_ = waiters_.insert(waiters_.begin(), {w.get(), w});
     w->queued_ = true;
+    ++changes;
     if (had_head) wake(*std::next(waiters_.begin()), false);
   }
   // Removes `w`; a wake-up it did not use passes to the new head, which is told it leads now.
   void remove(waiter& w) {
     if (!w.queued_) return;
+    if (!w.woken) ++changes;
     bool const was_head = is_head(w);
     waiters_.erase(w.position_);
     w.queued_ = false;
@@ -127,6 +130,11 @@ class waiter_queue {
   message_policy policy = nullptr;  // set by the waiters that join
   std::uint32_t consecutive_handoffs = 0;
   bool passed_over = false;  // see wake_named
+  // Grows when a waiter arrives, or leaves without having been asked to try (a writer that gave
+  // up): then the waiters before the first of a kind may include sleeping ones again
+  // (rw_protocol::let_readers_share).
+  std::uint64_t changes = 0;
+  std::uint64_t readers_shared_at = ~std::uint64_t{0};
   // When the lock is expected to be free at the latest, from the last bound the server gave: the
   // head sleeps no longer than this even if no message comes (messages are only a hint).
   std::chrono::steady_clock::time_point expected_free{};
