@@ -106,8 +106,35 @@ BOOST_AUTO_TEST_CASE(wake_named_wakes_that_waiter_alone) {
   four_waiters f;
   f.q.wake_named("c");
   BOOST_TEST((f.asked() == std::vector<int>{0, 0, 1, 0}));
+  BOOST_TEST(!f.q.passed_over);
+}
+
+// A call of a waiter of another client: if that one is dead, nobody else would look, so this
+// client's first waiter is told (it looks again soon), and asked nothing.
+BOOST_AUTO_TEST_CASE(a_call_of_nobody_here_tells_the_first_waiter_that_this_client_was_passed_over) {
+  four_waiters f;
   f.q.wake_named("nobody");
-  BOOST_TEST((f.asked() == std::vector<int>{0, 0, 1, 0}));
+  BOOST_TEST((f.asked() == std::vector<int>{0, 0, 0, 0}));
+  BOOST_TEST(f.w[0]->told_ == 1);
+  BOOST_TEST(f.q.passed_over);
+  waiter_queue empty;
+  empty.wake_named("nobody");
+  BOOST_TEST(!empty.passed_over);
+}
+
+// What may put a sleeping waiter in front of the first of a kind again: an arrival, or a waiter
+// that leaves without having been asked to try; not one that leaves after it was asked.
+BOOST_AUTO_TEST_CASE(the_queue_counts_arrivals_and_departures_of_waiters_not_asked_to_try) {
+  four_waiters f;
+  auto const arrived = f.q.changes;
+  BOOST_TEST(arrived == 4u);
+  f.w[0]->woken = true;
+  f.q.remove(*f.w[0]);
+  BOOST_TEST(f.q.changes == arrived);
+  f.q.remove(*f.w[2]);
+  BOOST_TEST(f.q.changes == arrived + 1);
+  f.q.push_back(f.w[2]);
+  BOOST_TEST(f.q.changes == arrived + 2);
 }
 
 BOOST_AUTO_TEST_CASE(wake_first_or_all_wakes_the_first_picked_or_else_every_waiter) {
