@@ -55,7 +55,7 @@ if op == 'acquire' then
   -- The lock is free for a live head: called again (a refused call changes nothing), it takes
   -- the lock within a round trip; if it died, its client's key lapses, and the next look passes it.
   call_head(lock, head, channel)
-  local head_ttl = redis.call('pttl', alive_prefix .. string.sub(head, 1, string.find(head, '/', 1, true) - 1))
+  local head_ttl = redis.call('pttl', alive_prefix .. client_of(head))
   return {math.max(head_ttl, 0) + 1}
 end
 

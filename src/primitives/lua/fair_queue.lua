@@ -7,10 +7,10 @@
 
 local function member_of(client, owner) return client .. '/' .. owner end
 
--- The owner of a member; nil for a member of no known form (dropped as dead).
-local function owner_of(member)
+-- The client of a member; nil for a member of no known form (dropped as dead).
+local function client_of(member)
   local slash = string.find(member, '/', 1, true)
-  return slash and string.sub(member, slash + 1)
+  return slash and string.sub(member, 1, slash - 1)
 end
 
 -- Drops every waiter of `client` (its key is gone): one pass over the queue, once per dead client.
@@ -32,12 +32,12 @@ local function live_head(queue, alive_prefix, self)
     if first.err then return nil, first end
     local member = first[1]
     if not member then return nil, nil end
-    local slash = string.find(member, '/', 1, true)
-    if not slash then
+    local client = client_of(member)
+    if not client then
       redis.call('zrem', queue, member)
+    elseif client == self or redis.call('exists', alive_prefix .. client) == 1 then
+      return member, nil
     else
-      local client = string.sub(member, 1, slash - 1)
-      if client == self or redis.call('exists', alive_prefix .. client) == 1 then return member, nil end
       drop_client(queue, client)
     end
   end
