@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace redisync::detail::sync {
@@ -29,12 +30,15 @@ class waiter {
   bool queued() const noexcept { return queued_; }
   bool woken = false;            // asked to try since its last attempt began
   bool handoff_pending = false;  // a release is handing it the lock right now
+  // Of the kind that a policy wakes first (a read-write lock's writer); set before it queues.
+  bool goes_first = false;
 
  private:
   friend class waiter_queue;
   struct node {
-    waiter* raw;
+    waiter* raw;  // only compared: the waiter may be gone
     std::weak_ptr<waiter> weak;
+    bool goes_first;
   };
   bool queued_ = false;
   std::list<node>::iterator position_{};
@@ -51,26 +55,19 @@ class waiter_queue {
   std::size_t size() const noexcept { return waiters_.size(); }
   std::shared_ptr<waiter> head() const { return waiters_.empty() ? nullptr : waiters_.front().weak.lock(); }
   bool is_head(waiter const& w) const { return !waiters_.empty() && waiters_.front().raw == &w; }
-  template <class Pick>
-  std::shared_ptr<waiter> find_if(Pick pick) const {
-    for (auto const& n : waiters_) {
-      auto w = n.weak.lock();
-      if (w && pick(*w)) return w;
-    }
-    return nullptr;
+  // The first waiter of `owner` (found by name: a crowd is not walked for it), or null.
+  std::shared_ptr<waiter> find_named(std::string_view owner) const {
+    auto const n = find_node(owner);
+    return n ? n->weak.lock() : nullptr;
   }
+  // Whether a waiter that goes first waits here.
+  bool first_kind_waits() const noexcept { return goes_first_ > 0; }
 
-  void push_back(std::shared_ptr<waiter> const& w) {
-    w->position_ = waiters_.insert(waiters_.end(), {w.get(), w});
-    w->queued_ = true;
-    ++changes;
-  }
+  void push_back(std::shared_ptr<waiter> const& w) { insert(waiters_.end(), w); }
   // In front (a waiter that a failed hand-off gives back): the old head is told it no longer leads.
   void push_front(std::shared_ptr<waiter> const& w) {
     bool const had_head = !waiters_.empty();
-    w->position_ = waiters_.insert(waiters_.begin(), {w.get(), w});
-    w->queued_ = true;
-    ++changes;
+    insert(waiters_.begin(), w);
     if (had_head) wake(*std::next(waiters_.begin()), false);
   }
   // Removes `w`; a wake-up it did not use passes to the new head, which is told it leads now.
@@ -78,6 +75,14 @@ class waiter_queue {
     if (!w.queued_) return;
     if (!w.woken) ++changes;
     bool const was_head = is_head(w);
+    auto const [first, last] = by_owner_.equal_range(std::string{w.owner()});
+    for (auto it = first; it != last; ++it) {
+      if (it->second == w.position_) {
+        by_owner_.erase(it);
+        break;
+      }
+    }
+    if (w.goes_first) --goes_first_;
     waiters_.erase(w.position_);
     w.queued_ = false;
     if (was_head && !waiters_.empty()) wake(waiters_.front(), w.woken);
@@ -89,23 +94,19 @@ class waiter_queue {
   }
   void wake_all() { wake_each(snapshot(waiters_.size())); }
   void wake_n(std::size_t n) { wake_each(snapshot(n)); }
-  // The first waiter that `first` picks (a read-write lock's writer), or all if it picks none.
-  template <class Pick>
-  void wake_first_or_all(Pick first) {
+  // The first waiter that goes first (a read-write lock's writer), or all if none waits.
+  void wake_first_kind_or_all() {
+    if (goes_first_ == 0) return wake_all();
     for (auto const& n : waiters_) {
-      auto const w = n.weak.lock();
-      if (w && first(*w)) return wake(n, true);
+      if (n.goes_first) return wake(n, true);
     }
-    wake_all();
   }
-  // The waiters in front of the first that `stop` picks (a read-write lock's readers before its first
-  // waiting writer, who may share a read just granted).
-  template <class Pick>
-  void wake_until(Pick stop) {
+  // The waiters in front of the first that goes first (a read-write lock's readers before its
+  // first waiting writer, who may share a read just granted).
+  void wake_until_first_kind() {
     std::vector<waiter::node> front;
     for (auto const& n : waiters_) {
-      auto const w = n.weak.lock();
-      if (w && stop(*w)) break;
+      if (n.goes_first) break;
       front.push_back(n);
     }
     wake_each(front);
@@ -113,10 +114,7 @@ class waiter_queue {
   // The named waiter; if none is here, the first waiter is told that the server's queue passed this
   // client over (it looks again soon, in case the one called is dead).
   void wake_named(std::string_view owner) {
-    for (auto const& n : waiters_) {
-      auto const w = n.weak.lock();
-      if (w && w->owner() == owner) return wake(n, true);
-    }
+    if (auto const n = find_node(owner)) return wake(*n, true);
     if (waiters_.empty()) return;
     passed_over = true;
     wake(waiters_.front(), false);
@@ -140,6 +138,26 @@ class waiter_queue {
   std::chrono::steady_clock::time_point expected_free{};
 
  private:
+  void insert(std::list<waiter::node>::iterator before, std::shared_ptr<waiter> const& w) {
+    w->position_ = waiters_.insert(before, {w.get(), w, w->goes_first});
+    by_owner_.emplace(std::string{w->owner()}, w->position_);
+    if (w->goes_first) ++goes_first_;
+    w->queued_ = true;
+    ++changes;
+  }
+
+  // Of several waiters of one owner (rare: one owner's concurrent acquires), the first in line.
+  waiter::node const* find_node(std::string_view owner) const {
+    auto const [first, last] = by_owner_.equal_range(std::string{owner});
+    if (first == last) return nullptr;
+    if (std::next(first) == last) return &*first->second;
+    for (auto const& n : waiters_) {
+      auto const w = n.weak.lock();
+      if (w && w->owner() == owner) return &n;
+    }
+    return nullptr;
+  }
+
   // A waiter whose owner is gone (its io_context was destroyed) is not woken.
   static void wake(waiter::node const& n, bool woken) {
     auto const w = n.weak.lock();
@@ -162,6 +180,9 @@ class waiter_queue {
   }
 
   std::list<waiter::node> waiters_;
+  // Keys are copies: a waiter may be freed while queued (see above), its name with it.
+  std::unordered_multimap<std::string, std::list<waiter::node>::iterator> by_owner_;
+  std::size_t goes_first_ = 0;
 };
 
 }  // namespace redisync::detail::sync

@@ -176,8 +176,7 @@ BOOST_AUTO_TEST_CASE(a_server_queued_waiter_woken_during_its_first_attempt_tries
   f.host->reply({}, busy(10000));
   auto writer = f.start(std::nullopt, "writer", true, true);
   BOOST_TEST_REQUIRE(f.host->unanswered() == 1u);
-  auto const is_writer = [](core::waiter const& w) { return w.owner() == "writer"; };
-  f.host->queues["channel"].wake_first_or_all(is_writer);
+  f.host->queues["channel"].wake_named("writer");
   f.host->reply({}, busy(333));
   BOOST_TEST(f.host->unanswered() == 1u);  // not asleep until its bound
   f.host->reply({}, granted());

@@ -31,8 +31,12 @@ struct four_waiters {
                                                    std::make_shared<recording_waiter>("c"),
                                                    std::make_shared<recording_waiter>("d")};
   waiter_queue q;
-  four_waiters() {
-    for (auto& x : w) q.push_back(x);
+  // `first`: the owners of the waiters that go first (a read-write lock's writers).
+  explicit four_waiters(std::string_view first = "") {
+    for (auto& x : w) {
+      x->goes_first = first.find(x->owner()) != std::string_view::npos;
+      q.push_back(x);
+    }
   }
   std::vector<int> asked() const {
     std::vector<int> out;
@@ -137,21 +141,43 @@ BOOST_AUTO_TEST_CASE(the_queue_counts_arrivals_and_departures_of_waiters_not_ask
   BOOST_TEST(f.q.changes == arrived + 2);
 }
 
-BOOST_AUTO_TEST_CASE(wake_first_or_all_wakes_the_first_picked_or_else_every_waiter) {
-  four_waiters f;
-  auto const c_or_d = [](waiter const& w) { return w.owner() == "c" || w.owner() == "d"; };
-  f.q.wake_first_or_all(c_or_d);
+BOOST_AUTO_TEST_CASE(wake_first_kind_or_all_wakes_the_first_that_goes_first_or_else_every_waiter) {
+  four_waiters f{"cd"};
+  f.q.wake_first_kind_or_all();
   BOOST_TEST((f.asked() == std::vector<int>{0, 0, 1, 0}));
-  auto const nobody = [](waiter const&) { return false; };
-  f.q.wake_first_or_all(nobody);
-  BOOST_TEST((f.asked() == std::vector<int>{1, 1, 2, 1}));
+  four_waiters none;
+  none.q.wake_first_kind_or_all();
+  BOOST_TEST((none.asked() == std::vector<int>{1, 1, 1, 1}));
 }
 
-BOOST_AUTO_TEST_CASE(wake_until_wakes_the_waiters_in_front_of_the_first_picked) {
-  four_waiters f;
-  auto const c = [](waiter const& w) { return w.owner() == "c"; };
-  f.q.wake_until(c);
+BOOST_AUTO_TEST_CASE(wake_until_first_kind_wakes_the_waiters_in_front_of_the_first_that_goes_first) {
+  four_waiters f{"c"};
+  f.q.wake_until_first_kind();
   BOOST_TEST((f.asked() == std::vector<int>{1, 1, 0, 0}));
+}
+
+BOOST_AUTO_TEST_CASE(whether_one_that_goes_first_waits_follows_arrivals_and_departures) {
+  four_waiters f{"bd"};
+  BOOST_TEST(f.q.first_kind_waits());
+  f.q.remove(*f.w[1]);
+  BOOST_TEST(f.q.first_kind_waits());
+  f.q.remove(*f.w[3]);
+  BOOST_TEST(!f.q.first_kind_waits());
+  f.q.push_front(f.w[1]);
+  BOOST_TEST(f.q.first_kind_waits());
+}
+
+BOOST_AUTO_TEST_CASE(find_named_finds_a_waiter_by_owner_and_of_two_with_one_owner_the_first_in_line) {
+  four_waiters f;
+  BOOST_TEST(f.q.find_named("c") == f.w[2]);
+  BOOST_TEST(!f.q.find_named("e"));
+  auto twin = std::make_shared<recording_waiter>("c");
+  f.q.push_front(twin);
+  BOOST_TEST(f.q.find_named("c") == twin);
+  f.q.remove(*twin);
+  BOOST_TEST(f.q.find_named("c") == f.w[2]);
+  f.q.remove(*f.w[2]);
+  BOOST_TEST(!f.q.find_named("c"));
 }
 
 BOOST_AUTO_TEST_CASE(a_head_that_leaves_passes_an_unused_wake_up_on_or_tells_the_next_it_leads) {

@@ -4,7 +4,6 @@
 
 #include <scripts.hpp>
 
-
 #include <array>
 
 namespace redisync::detail::rw_protocol {
@@ -24,7 +23,9 @@ void start_acquire(lock_kind side, std::shared_ptr<sync::client_core> core, lock
 
 rw_acquire::rw_acquire(lock_kind side, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
                        handler_type handler)
-    : lock_acquire{channel_of(a.name), std::move(core), std::move(a), std::move(handler)}, side_{side} {}
+    : lock_acquire{channel_of(a.name), std::move(core), std::move(a), std::move(handler)}, side_{side} {
+  goes_first = writes();  // a message lets a writer in before any reader
+}
 
 bool rw_acquire::prefer_writers() const { return core()->cfg().prefer_writers; }
 

@@ -34,8 +34,6 @@ read_renewal_kind const renewal_of_reads;
 
 bool is_writer(std::string_view owner) { return owner.ends_with(":write"); }
 
-bool writer_waits(sync::waiter const& w) { return is_writer(w.owner()); }
-
 // A decimal number at the front of `text`, followed by `separator`, which is taken off with it.
 template <class Number>
 std::optional<Number> take_number(std::string_view& text, char separator) {
@@ -100,7 +98,7 @@ script_args release_args(lock_kind side, std::string const& name, std::string co
            may_grant ? "1" : ""}};
 }
 
-bool writer_waits_in(sync::waiter_queue const& queue) { return queue.find_if(writer_waits) != nullptr; }
+bool writer_waits_in(sync::waiter_queue const& queue) { return queue.first_kind_waits(); }
 
 script_args force_args(std::string const& name) {
   return {{name, timeout_base_of(name), marks_key_of(name)}, {"force", channel_of(name)}};
@@ -111,11 +109,10 @@ sync::renewal_kind const& read_renewal() { return renewal_of_reads; }
 void on_message(sync::waiter_queue& queue, std::string_view message) {
   if (auto const grant = read_grant(message)) {
     // Every waiter of a read-write lock's channel is its acquire.
-    auto const named = [&](sync::waiter const& w) { return w.owner() == grant->writer; };
-    if (auto w = queue.find_if(named)) static_cast<rw_acquire&>(*w).take_grant(grant->token);
+    if (auto w = queue.find_named(grant->writer)) static_cast<rw_acquire&>(*w).take_grant(grant->token);
     return;  // the lock is that writer's: nobody else need try
   }
-  queue.wake_first_or_all(writer_waits);
+  queue.wake_first_kind_or_all();
 }
 
 // Readers that an earlier grant asked to try need no second asking: walking the whole crowd on
@@ -123,7 +120,7 @@ void on_message(sync::waiter_queue& queue, std::string_view message) {
 void let_readers_share(sync::waiter_queue& queue) {
   if (queue.readers_shared_at == queue.changes) return;
   queue.readers_shared_at = queue.changes;
-  queue.wake_until(writer_waits);
+  queue.wake_until_first_kind();
 }
 
 boost::asio::awaitable<void> leave_marks(std::shared_ptr<sync::client_core> core, std::string name,
