@@ -115,6 +115,9 @@ class waiter_queue {
   // client over (it looks again soon, in case the one called is dead).
   void wake_named(std::string_view owner) {
     if (auto const n = find_node(owner)) return wake(*n, true);
+    tell_passed_over();
+  }
+  void tell_passed_over() {
     if (waiters_.empty()) return;
     passed_over = true;
     wake(waiters_.front(), false);

@@ -123,7 +123,13 @@ BOOST_FIXTURE_TEST_CASE(a_dead_waiter_at_the_head_or_in_the_middle_is_passed_ove
       co_await redisync::test::wait_until(placed, 5s);
     }
     // The head and the third die: their clients stop without leaving the queue or beating again,
-    // as a killed process would.
+    // as a killed process would. (Not while a look of theirs is in flight, which would be undone: a
+    // waiter's subscription is confirmed before the first reply, its look then answered before the
+    // second.)
+    for (auto const dies : {0, 2}) {
+      co_await redisync::test::round_trip(**waiters[dies]);
+      co_await redisync::test::round_trip(**waiters[dies]);
+    }
     co_await waiters[0]->stop();
     co_await waiters[2]->stop();
     BOOST_TEST(queued(redis, "dead") == 4);

@@ -1,6 +1,6 @@
 // The read-write lock's grants, against a real redis-server: a release that frees the lock gives it
 // to a waiting writer of another client, which learns of it from the message or its next try, lets
-// it go if it gave up meanwhile, and gets nothing if its mark is stale or its lease too short.
+// it go if it gave up meanwhile, and gets nothing if its client is dead.
 
 #include <redisync/redisync.hpp>
 
@@ -24,13 +24,12 @@ using redisync::test::wait_for_marks;
 BOOST_AUTO_TEST_SUITE(read_write_lock_grants)
 
 // A release that frees the lock gives it to a marked writer of another client at once: the writer
-// learns of it from the grant message and asks nothing. Its own tries would come every 6.7 s here.
+// learns of it from the grant message and confirms it with one try. Its own tries would come only
+// when the holder's 30 s lease ran out.
 BOOST_FIXTURE_TEST_CASE(a_release_that_frees_the_lock_gives_it_to_a_waiting_writer_of_another_client_unasked,
                         lock_env) {
   run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
-    auto slow_tries = fast_config(redis);
-    slow_tries.fair_waiter_liveness = 20s;  // (below the 30 s lease: a grant needs a longer lease)
-    running_client other{ctx, slow_tries};
+    running_client other{ctx, fast_config(redis)};
     // Once the holder writes, once it reads.
     auto one_round = [&](bool holder_writes) -> asio::awaitable<void> {
       auto rw = c.new_owner().read_write_lock("rw:grant");
@@ -49,9 +48,11 @@ BOOST_FIXTURE_TEST_CASE(a_release_that_frees_the_lock_gives_it_to_a_waiting_writ
       BOOST_TEST_REQUIRE(co_await writer.wait(3s), "holder writes: " << holder_writes);
       BOOST_TEST_REQUIRE(writer.result().has_value());
       BOOST_TEST((std::chrono::steady_clock::now() - released < 3s));
-      // The release, and no try.
+      // The release, and the writer's confirmation.
       auto const calls = redisync::test::command_calls(redis, "evalsha");
-      BOOST_TEST(calls == 1, "holder writes: " << holder_writes << ", script calls: " << calls);
+      BOOST_TEST(calls == 2, "holder writes: " << holder_writes << ", script calls: " << calls);
+      // The confirmation gave the grant the writer's lease (the grant's own is two liveness periods).
+      BOOST_TEST(redis.command({"PTTL", "rw:grant"}).integer() > 20000);
       // A fresh write: the lock's newest fencing token, and one level (one release frees it).
       BOOST_TEST(std::to_string(writer.result()->token()) ==
                  redis.command({"GET", "redisson_lock_token:{rw:grant}"}).text());
@@ -78,7 +79,7 @@ BOOST_FIXTURE_TEST_CASE(a_writer_that_missed_its_grant_message_takes_the_grant_a
     co_await wait_for_marks(redis, "rw:missed", 1);
     co_await h.release(asio::use_awaitable);
     BOOST_TEST(redisync::test::hget_count(redis, "rw:missed", waiting.id() + ":write") == 1);
-    // Its tries renew its mark every third of a second.
+    // Without a subscription, it looks again within a second.
     BOOST_TEST_REQUIRE(co_await writer.wait(3s));
     BOOST_TEST_REQUIRE(writer.result().has_value());
     BOOST_TEST(std::to_string(writer.result()->token()) ==
@@ -95,9 +96,7 @@ BOOST_FIXTURE_TEST_CASE(a_writer_that_missed_its_grant_message_takes_the_grant_a
 BOOST_FIXTURE_TEST_CASE(a_writer_that_gives_up_releases_a_grant_it_never_heard_of, lock_env) {
   redis.command({"ACL", "SETUSER", "default", "-subscribe"});
   run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
-    auto slow_tries = fast_config(redis);
-    slow_tries.fair_waiter_liveness = 20s;  // (below the 30 s lease)
-    running_client other{ctx, slow_tries};
+    running_client other{ctx, fast_config(redis)};
     auto h = co_await c.new_owner().read_write_lock("rw:unheard").write().acquire(asio::use_awaitable);
     auto const waiting = other->new_owner();
     asio::cancellation_signal cancel_writer;
@@ -107,7 +106,7 @@ BOOST_FIXTURE_TEST_CASE(a_writer_that_gives_up_releases_a_grant_it_never_heard_o
     side.acquire(asio::bind_cancellation_slot(cancel_writer.slot(), on_writer));
     co_await wait_for_marks(redis, "rw:unheard", 1);
     // Once Redis has refused its subscription, the writer tries once more (answered before the
-    // second round trip's reply), then sleeps until its next try, 6.7 s away.
+    // second round trip's reply), then sleeps until its next look, a second away.
     auto const refused = [&] {
       return std::string{redis.command({"INFO", "commandstats"}).text()}.find("cmdstat_subscribe:") != std::string::npos;
     };
@@ -127,21 +126,30 @@ BOOST_FIXTURE_TEST_CASE(a_writer_that_gives_up_releases_a_grant_it_never_heard_o
   });
 }
 
-// A writer that has not tried for more than half its mark's liveness may be gone, and one whose
-// lease is no longer than its liveness would count it from a try that long ago: neither is given
-// anything, and the release frees the lock and says so as before.
-BOOST_FIXTURE_TEST_CASE(a_stale_mark_or_one_with_a_lease_within_its_liveness_is_given_nothing, lock_env) {
+// A writer whose client's liveness key is gone is dead: it is given nothing, and its client's other
+// marks go with it; the release frees the lock and says so as before, or gives it to a live writer
+// behind them. A mark of no known form goes too.
+BOOST_FIXTURE_TEST_CASE(the_marks_of_a_dead_client_are_given_nothing_and_dropped, lock_env) {
   run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
-    auto h = co_await c.new_owner().read_write_lock("rw:stale").write().acquire(asio::use_awaitable);
-    auto const time = redis.command({"TIME"});
-    auto const now_ms = std::stoll(std::string{time.elements()[0].text()}) * 1000 +
-                        std::stoll(std::string{time.elements()[1].text()}) / 1000;
-    // Liveness 10 s, 4 s left: its last try was 6 s ago. Lease 1 s, liveness 1 s, just renewed.
-    redis.command({"ZADD", "redisync_rwlock_writers:{rw:stale}", std::to_string(now_ms + 4000),
-                   "30000:10000:gone:write", std::to_string(now_ms + 1000), "1000:1000:short:write"});
-    co_await h.release(asio::use_awaitable);
-    BOOST_TEST(redis.command({"EXISTS", "rw:stale"}).integer() == 0);
-    redis.command({"DEL", "redisync_rwlock_writers:{rw:stale}"});
+    std::string const marks = "redisync_rwlock_writers:{rw:dead}";
+    for (bool const live_one_behind : {false, true}) {
+      auto h = co_await c.new_owner().read_write_lock("rw:dead").write().acquire(asio::use_awaitable);
+      redis.command({"ZADD", marks, "1", "gone/30000:gone:a:write", "2", "gone/30000:gone:b:write", "3", "no-form"});
+      if (live_one_behind) {
+        redis.command({"SET", "redisync_alive:alive", "1", "PX", "5000"});
+        redis.command({"ZADD", marks, "4", "alive/2000:alive:w:write"});
+      }
+      co_await h.release(asio::use_awaitable);
+      if (live_one_behind) {
+        BOOST_TEST(redis.command({"HGET", "rw:dead", "alive:w:write"}).text() == "1");
+        auto const pttl = redis.command({"PTTL", "rw:dead"}).integer();
+        BOOST_TEST((pttl > 0 && pttl <= 2000), pttl);  // the grant's lease, until the writer confirms
+        redis.command({"DEL", "rw:dead", "redisync_alive:alive"});
+      } else {
+        BOOST_TEST(redis.command({"EXISTS", "rw:dead"}).integer() == 0);
+      }
+      BOOST_TEST(redis.command({"EXISTS", marks}).integer() == 0);
+    }
     redisync::test::expect_nothing_left(redis);
   });
 }

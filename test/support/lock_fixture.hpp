@@ -32,6 +32,13 @@ inline config fast_config(std::string const& url) {
 
 inline config fast_config(process::redis_server const& redis) { return fast_config(redis.url()); }
 
+// One round trip on the client's connection: whatever it sent before has had its reply.
+inline boost::asio::awaitable<void> round_trip(redisync::client& c) {
+  redisync::resp::request ping;
+  ping.push("PING");
+  co_await c.exec(std::move(ping), boost::asio::use_awaitable);
+}
+
 // Runs a client for the length of a test body; stop() ends it and waits for run() to complete.
 class running_client {
  public:

@@ -17,13 +17,6 @@ inline std::int64_t pttl(redisync::process::redis_server const& redis, std::stri
   return redis.command({"PTTL", key}).integer();
 }
 
-// One round trip on the client's connection: whatever it sent before has had its reply.
-inline boost::asio::awaitable<void> round_trip(redisync::client& c) {
-  redisync::resp::request ping;
-  ping.push("PING");
-  co_await c.exec(std::move(ping), boost::asio::use_awaitable);
-}
-
 // A waiting acquire gets the lock within 3 s, and lets it go.
 inline boost::asio::awaitable<void> gets_it_then_releases(background_acquire& waiting) {
   BOOST_TEST_REQUIRE(co_await waiting.wait(std::chrono::seconds{3}));

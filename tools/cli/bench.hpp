@@ -97,6 +97,9 @@ std::int64_t all_calls(stats_map const& before, stats_map const& after);
 asio::awaitable<void> sleep_for(std::chrono::milliseconds d);
 // Waits until `condition` holds, looking every 5 ms, at most `limit`; false if it never did.
 asio::awaitable<bool> wait_until(std::function<bool()> condition, std::chrono::seconds limit);
+// Queued in the client is not yet settled on the server: the last attempts may still run. Waits
+// (30 s at most) until Redis runs almost no script for 300 ms, when waiting can be measured.
+asio::awaitable<void> wait_until_scripts_settle(client& admin);
 // Keys that exist: SCAN skips keys past their expiry, which DBSIZE still counts until Redis's
 // expiry cycle gets to them.
 asio::awaitable<std::int64_t> live_keys(client& admin);

@@ -56,14 +56,7 @@ asio::awaitable<json::object> queue_and_drain(bench_context& b, client& holders,
     }
   }
   co_await wait_until([&] { return b.c.stats().waiters + std::size_t(t->errors) >= std::size_t(n); }, std::chrono::seconds{600});
-  // Queued here is not yet settled there: the last attempts may still run. Waiting is measured
-  // once Redis runs almost no script for 300 ms.
-  for (auto const settle_by = clock_type::now() + std::chrono::seconds{30}; clock_type::now() < settle_by;) {
-    auto const before = co_await server_totals_now(b.admin);
-    co_await sleep_for(std::chrono::milliseconds{300});
-    auto const after = co_await server_totals_now(b.admin);
-    if (calls(before.calls, after.calls, "evalsha") < 20) break;
-  }
+  co_await wait_until_scripts_settle(b.admin);
   auto const queued_s = std::chrono::duration<double>(clock_type::now() - started).count();
   auto const waiting_rss = rss_kb();
   // Measured over what is left of the hold, at least half of it.

@@ -124,6 +124,15 @@ asio::awaitable<bool> wait_until(std::function<bool()> condition, std::chrono::s
   co_return true;
 }
 
+asio::awaitable<void> wait_until_scripts_settle(client& admin) {
+  for (auto const settle_by = clock_type::now() + std::chrono::seconds{30}; clock_type::now() < settle_by;) {
+    auto const before = co_await server_totals_now(admin);
+    co_await sleep_for(std::chrono::milliseconds{300});
+    auto const after = co_await server_totals_now(admin);
+    if (calls(before.calls, after.calls, "evalsha") < 20) co_return;
+  }
+}
+
 command_delta delta(stats_map const& before, stats_map const& after, std::int64_t per) {
   std::vector<std::pair<std::string, std::int64_t>> d;
   std::int64_t total = 0;

@@ -23,9 +23,10 @@ namespace json = boost::json;
 
 namespace {
 
-// The fair queue's waiters in order, each with its client and how long that client's liveness key
-// lasts (one key per client beside the lock).
-asio::awaitable<json::array> fair_queue(client& c, std::string const& name, resp::value const& members) {
+// The waiters of a queue judged per client (the fair lock's queue, a read-write lock's writer
+// marks) in order, each with its client and how long that client's liveness key lasts (one key per
+// client beside the lock); `owner` is what follows the client in the member.
+asio::awaitable<json::array> queue_by_client(client& c, std::string const& name, resp::value const& members) {
   bool const sharded = c.cfg().mode == topology::cluster;
   auto const prefix = detail::sync::alive_prefix(sharded, sharded ? detail::routing::hash_slot(name) : 0);
   json::array queue;
@@ -66,7 +67,7 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
   req.push("TIME");
   // The read-write lock's channel and its waiting writers' marks.
   req.push("PUBSUB", numsub, detail::rw_protocol::channel_of(name));
-  req.push("ZRANGE", detail::rw_protocol::marks_key_of(name), 0, -1, "WITHSCORES");
+  req.push("ZRANGE", detail::rw_protocol::marks_key_of(name), 0, -1);
   auto [ec, replies] = co_await c.exec(std::move(req), asio::as_tuple(asio::use_awaitable));
   if (!ec) ec = check_replies(replies);
   if (ec) {
@@ -132,20 +133,15 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
   if (!replies[2].is_null()) replies[2].as_integer(token);
   auto const subscribers = replies[3].elements().size() == 2 ? replies[3].elements()[1].integer() : 0;
   std::int64_t const pttl = replies[1].integer();
-  std::int64_t seconds = 0, micros = 0;
-  replies[5].elements()[0].as_integer(seconds);
-  replies[5].elements()[1].as_integer(micros);
-  std::int64_t const server_ms = seconds * 1000 + micros / 1000;
-  json::array queue = co_await fair_queue(c, name, replies[4]);
+  json::array queue = co_await queue_by_client(c, name, replies[4]);
   json::array waiting_writers;
-  for (auto const& pair : replies[7].elements()) {
-    if (pair.kind() != resp::type::array || pair.elements().size() != 2) continue;
-    auto const mark = detail::rw_protocol::read_mark(pair.elements()[0].text());
+  for (auto const& w : co_await queue_by_client(c, name, replies[7])) {
+    auto const mark = detail::rw_protocol::read_mark(w.at("owner").as_string());
     if (!mark) continue;
-    waiting_writers.push_back(json::object{
-        {"owner", mark->writer},
-        {"lease_ms", mark->lease_ms},
-        {"alive_for_ms", static_cast<std::int64_t>(pair.elements()[1].number()) - server_ms}});
+    waiting_writers.push_back(json::object{{"owner", mark->writer},
+                                           {"client", w.at("client")},
+                                           {"grant_lease_ms", mark->lease_ms},
+                                           {"alive_for_ms", w.at("alive_for_ms")}});
   }
   auto const rw_subscribers = replies[6].elements().size() == 2 ? replies[6].elements()[1].integer() : 0;
   auto const node = c.node_of(name);
@@ -201,8 +197,8 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
     fmt::print("subscribers   {} client(s) on {}\n", rw_subscribers, detail::rw_protocol::channel_of(name));
   }
   for (auto const& w : waiting_writers) {
-    fmt::print("waiting writer {} (lease {} ms; keeps new readers out for another {} ms)\n",
-               std::string_view{w.at("owner").as_string()}, w.at("lease_ms").as_int64(),
+    fmt::print("waiting writer {} (client {}, alive for another {} ms; keeps new readers out meanwhile)\n",
+               std::string_view{w.at("owner").as_string()}, std::string_view{w.at("client").as_string()},
                w.at("alive_for_ms").as_int64());
   }
   // A waiter counts as alive while its client's key lasts; 0: dead, dropped at the next look.

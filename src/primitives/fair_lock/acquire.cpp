@@ -26,14 +26,6 @@ fair_acquire::fair_acquire(std::shared_ptr<sync::client_core> core, lock_protoco
 
 script const& fair_acquire::attempt_script() const { return scripts::fair_calls; }
 
-// A called waiter takes the lock within a round trip; one that is dead leaves the lock free until
-// its client's key is gone, a liveness period after the call at most (a little more for timers):
-// then the next attempt passes it over.
-std::chrono::milliseconds fair_acquire::look_after_passed_over() const {
-  auto const liveness = core()->liveness().liveness();
-  return liveness + liveness / 10;
-}
-
 io::outgoing fair_acquire::attempt(bool retry, bool by_digest) {
   auto const& name = args().name;
   auto& core = *this->core();
@@ -49,7 +41,7 @@ fair_acquire::outcome fair_acquire::read(error_code ec, io::response& replies) {
   auto const o = lock_acquire::read(ec, replies);
   // Busy means queued; an unknown outcome may have queued it too. Either way this client is kept
   // alive until this waiter is done, and the waiter leaves then.
-  if (o.what == outcome_kind::busy || o.what == outcome_kind::unknown) enlist();
+  if (o.what == outcome_kind::busy || o.what == outcome_kind::unknown) enlist_liveness();
   return o;
 }
 
@@ -72,26 +64,11 @@ void fair_acquire::undo(std::function<void()> then) {
 }
 
 void fair_acquire::complete(error_code ec, bool granted) {
-  if (liveness_ticket_) {
-    core()->liveness().leave(args().slot, *liveness_ticket_);
-    liveness_ticket_.reset();
-    // A waiter that gives up leaves its place at once (the next head is called if it was the head).
-    if (!granted && !core()->stopped()) core()->spawn_cleanup(leave_queue(core(), args().name, args().owner));
+  // A waiter that gives up leaves its place at once (the next head is called if it was the head).
+  if (leave_liveness() && !granted && !core()->stopped()) {
+    core()->spawn_cleanup(leave_queue(core(), args().name, args().owner));
   }
   lock_acquire::complete(ec, granted);
-}
-
-// Told that this client's key lapsed, the waiter tries again: that takes the lock, or queues it
-// anew if it was dropped.
-void fair_acquire::enlist() {
-  if (liveness_ticket_) return;
-  auto on_lapse = [weak = weak_from_this()] {
-    auto self = weak.lock();
-    if (!self) return;
-    self->woken = true;
-    self->on_wake(true);
-  };
-  liveness_ticket_ = core()->liveness().enlist(args().slot, client_beat(), std::move(on_lapse));
 }
 
 }  // namespace redisync::detail::fair_protocol

@@ -8,9 +8,6 @@
 
 #include "primitives/lock/acquire.hpp"
 
-#include <cstdint>
-#include <optional>
-
 namespace redisync::detail::fair_protocol {
 
 class fair_acquire final : public lock_protocol::lock_acquire {
@@ -20,18 +17,12 @@ class fair_acquire final : public lock_protocol::lock_acquire {
 
  private:
   bool queues_on_server() const override { return true; }
-  std::chrono::milliseconds look_after_passed_over() const override;
   script const& attempt_script() const override;
   io::outgoing attempt(bool retry, bool by_digest) override;
   void undo_late_grant(io::error_code ec, io::response const& replies, std::function<void()> then) override;
   outcome read(io::error_code ec, io::response& replies) override;
   void undo(std::function<void()> then) override;
   void complete(io::error_code ec, bool held) override;
-
-  // Keeps this client alive on the server while the waiter is (or may be) queued.
-  void enlist();
-
-  std::optional<std::uint64_t> liveness_ticket_;
 };
 
 void start_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,

@@ -6,25 +6,6 @@
 
 namespace redisync::detail::fair_protocol {
 
-namespace {
-
-class client_beat_kind final : public sync::renewal_kind {
- public:
-  script const& renewal_script() const override { return scripts::client_alive; }
-  script_args renewal_args(std::span<std::shared_ptr<sync::hold_state> const> beats,
-                           std::chrono::milliseconds liveness) const override {
-    script_args args;
-    args.keys.reserve(beats.size());
-    for (auto const& beat : beats) args.keys.push_back(beat->name);
-    args.argv.push_back(std::to_string(liveness.count()));
-    return args;
-  }
-};
-
-client_beat_kind const beat_of_clients;
-
-}  // namespace
-
 std::string queue_key_of(std::string_view name) { return lock_protocol::prefixed("redisync_fair_queue:", name); }
 
 std::string member_of(std::string_view client, std::string_view owner) {
@@ -53,8 +34,6 @@ script_args release_args(sync::client_core& core, std::string const& name, std::
   append_client(args, core, core.router().slot_of(name), true);
   return args;
 }
-
-sync::renewal_kind const& client_beat() { return beat_of_clients; }
 
 boost::asio::awaitable<void> leave_queue(std::shared_ptr<sync::client_core> core, std::string name, std::string owner) {
   auto const slot = core->router().slot_of(name);

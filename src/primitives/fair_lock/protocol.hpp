@@ -4,7 +4,7 @@
 // and a queue of our own beside them, `redisync_fair_queue:{name}` (waiters by arrival, each as
 // `client/owner`), whose waiters are judged alive per client (sync::client_liveness). A release
 // calls the next waiter by that name on the lock's channel, where Redisson's unlock message '0'
-// wakes fair waiters too. The scripts are fair_calls.lua and client_alive.lua beside this file.
+// wakes fair waiters too. The script is fair_calls.lua beside this file.
 
 #include "sync/client_core.hpp"
 
@@ -31,9 +31,6 @@ void append_client(script_args& args, sync::client_core& core, routing::slot_typ
 script_args release_args(sync::client_core& core, std::string const& name, std::string const& owner,
                          std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of,
                          std::string_view next_owner, std::optional<std::chrono::milliseconds> next_lease);
-
-// The watchdog's beats of this client's liveness keys (client_alive.lua).
-sync::renewal_kind const& client_beat();
 
 // Takes `owner` out of the queue of `name` (a waiter that gave up), calling the next head if the
 // lock is free. Once: a place left behind by a lost call dies with its client's key, or its queue.

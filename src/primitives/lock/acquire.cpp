@@ -187,6 +187,29 @@ bool lock_acquire::take_handoff(std::uint64_t token, sync::clock_type::time_poin
   return true;
 }
 
+void lock_acquire::enlist_liveness() {
+  if (liveness_ticket_) return;
+  auto on_lapse = [weak = weak_from_this()] {
+    auto self = weak.lock();
+    if (!self) return;
+    self->woken = true;
+    self->on_wake(true);
+  };
+  liveness_ticket_ = core_->liveness().enlist(args().slot, client_beat(), std::move(on_lapse));
+}
+
+bool lock_acquire::leave_liveness() {
+  if (!liveness_ticket_) return false;
+  core_->liveness().leave(args().slot, *liveness_ticket_);
+  liveness_ticket_.reset();
+  return true;
+}
+
+std::chrono::milliseconds lock_acquire::look_after_passed_over() const {
+  auto const liveness = core_->liveness().liveness();
+  return liveness + liveness / 10;
+}
+
 bool lock_acquire::too_late(sync::clock_type::time_point sent) const {
   return sync::validity_deadline(sent, lease()) <= core_->now();
 }

@@ -78,6 +78,17 @@ class lock_acquire : public sync::acquire_op {
   // How the watchdog renews the hold of a grant.
   virtual sync::renewal_kind const& hold_renewal() const { return renewal(); }
 
+  // A waiter queued on the server (the fair lock's queue, a read-write lock's writer marks) keeps
+  // this client alive there until it is done (sync::client_liveness); told that the client's key
+  // lapsed, it tries again, which takes the lock or queues it anew if it was dropped.
+  void enlist_liveness();
+  // Ends what enlist_liveness began; false if it was not enlisted.
+  bool leave_liveness();
+  // Called by name while it was not here, a waiter of another client may be dead: it takes
+  // nothing, and its client's key is gone a liveness period later at most (a little more for
+  // timers), when the next attempt passes it over.
+  std::chrono::milliseconds look_after_passed_over() const override;
+
   void grant(std::uint64_t token, std::int64_t count, sync::clock_type::time_point sent);
   // Whether a grant made by a call sent at `sent` is already past its validity deadline.
   bool too_late(sync::clock_type::time_point sent) const;
@@ -95,6 +106,7 @@ class lock_acquire : public sync::acquire_op {
   // waiters are many, and small.
   std::shared_ptr<sync::hold_state> hold_;
   std::int64_t count_before_ = 0;
+  std::optional<std::uint64_t> liveness_ticket_;
   handler_type handler_;
   sync::work_ticket in_progress_;  // until the caller has its answer
 };

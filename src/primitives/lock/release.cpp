@@ -154,8 +154,8 @@ io::outgoing lock_release::rw_call(bool by_digest) const {
   // A release that frees the lock may give it to a waiting writer of another client, unless a
   // writer of this client waits: that one tries at once, behind the release.
   bool const may_grant = !(core_->has_waiters(channel_) && rw_protocol::writer_waits_in(core_->queue(channel_)));
-  auto const args = rw_protocol::release_args(kind_, name_, owner_, hold_ ? hold_->lease : core_->cfg().watchdog_lease,
-                                              retry_of_, core_->cfg().persistent_fencing_counter, may_grant);
+  auto const args = rw_protocol::release_args(*core_, kind_, name_, owner_,
+                                              hold_ ? hold_->lease : core_->cfg().watchdog_lease, retry_of_, may_grant);
   return script_call(scripts::rw_calls, slot_, args, by_digest);
 }
 

@@ -47,22 +47,37 @@ io::outgoing rw_acquire::attempt(bool retry, bool by_digest) {
   auto const& name = args().name;
   std::string const marks = marks_key_of(name);
   std::string const lease = std::to_string(this->lease().count());
+  auto& core = *this->core();
+  // With writer preference, readers give way to live marks, and writers mark themselves.
+  bool const marks_count = prefer_writers();
+  std::string const client = marks_count ? core.id() : "";
+  std::string const alive_prefix = marks_count ? core.liveness().alive_prefix(args().slot) : "";
+  std::string const liveness = marks_count ? std::to_string(core.liveness().liveness().count()) : "";
   if (!writes()) {
     std::string const before = retry ? std::to_string(count_before()) : "";
     std::string const base = timeout_base_of(name);
     std::array<std::string_view, 3> const keys{name, marks, base};
-    std::array<std::string_view, 5> const argv{"read", args().owner, lease, before, prefer_writers() ? "1" : ""};
+    std::array<std::string_view, 7> const argv{"read", args().owner, lease, before, client, alive_prefix, liveness};
     return script_call(scripts::rw_calls, args().slot, keys, argv, by_digest);
   }
-  marked_ = marked_ || prefer_writers();
+  marked_ = marked_ || marks_count;
   // A marked writer may have been given the lock since its last try: the count it had says so.
   std::string const before = retry || marked_ ? std::to_string(count_before()) : "";
   std::string const token_key = lock_protocol::token_key_of(name);
-  std::string const liveness = prefer_writers() ? std::to_string(core()->cfg().fair_waiter_liveness.count()) : "";
+  std::string const cap = std::to_string(core.cfg().wait_poll_cap.count());
   std::array<std::string_view, 3> const keys{name, marks, token_key};
-  std::array<std::string_view, 6> const argv{"write", args().owner, lease, before, liveness,
-                                             core()->cfg().persistent_fencing_counter ? "1" : ""};
+  std::array<std::string_view, 9> const argv{"write", args().owner,   lease,        before, liveness,
+                                             core.cfg().persistent_fencing_counter ? "1" : "",
+                                             client,  alive_prefix,   cap};
   return script_call(scripts::rw_calls, args().slot, keys, argv, by_digest);
+}
+
+lock_protocol::lock_acquire::outcome rw_acquire::read(error_code ec, io::response& replies) {
+  auto const o = lock_acquire::read(ec, replies);
+  // A refused (or perhaps queued) writer's mark lives while this client does: it is kept alive
+  // until the writer is done, and the mark is taken away then.
+  if (marked_ && (o.what == outcome_kind::busy || o.what == outcome_kind::unknown)) enlist_liveness();
+  return o;
 }
 
 // Whatever the late attempt did, a level it may have added goes back, and a writer's mark goes.
@@ -73,8 +88,7 @@ void rw_acquire::undo_late_grant(error_code, io::response const&, std::function<
 void rw_acquire::undo(std::function<void()> then) {
   auto const& name = args().name;
   // The expected count makes it safe to repeat: it releases only the level the attempt added.
-  auto release = release_args(side_, name, args().owner, core()->cfg().watchdog_lease, count_before() + 1,
-                              core()->cfg().persistent_fencing_counter);
+  auto release = release_args(*core(), side_, name, args().owner, core()->cfg().watchdog_lease, count_before() + 1);
   // Once the mark is gone no release can grant the lock: the release after it undoes any grant.
   auto undo_all = [](std::shared_ptr<sync::client_core> core, script_args release, std::string name,
                      std::string owner, std::chrono::milliseconds lease, bool marked) -> asio::awaitable<void> {
@@ -85,16 +99,16 @@ void rw_acquire::undo(std::function<void()> then) {
   core()->spawn_cleanup(undo_all(core(), std::move(release), name, args().owner, lease(), marked_), std::move(then));
 }
 
-void rw_acquire::take_grant(std::uint64_t token) {
+// The grant's lease is short, and this client cannot tell when it began: a try of its own confirms
+// it (a marked writer's try says it held nothing before) and gives it its lease.
+void rw_acquire::take_grant() {
   // An attempt that is out may have run before the grant (merged into one script call with the
   // release, whose reply comes after the message): refused, it tries again and finds the grant.
   if (!can_take_handoff()) {
     woken = true;
     return;
   }
-  // Its last attempt was refused, so it ran before the grant: the lease is counted from its sending.
-  if (!take_handoff(token, sent())) return confirm_grant();
-  handed_over();
+  confirm_grant();
 }
 
 void rw_acquire::complete(error_code ec, bool granted) {
@@ -102,7 +116,7 @@ void rw_acquire::complete(error_code ec, bool granted) {
   if (granted && !writes() && core()->has_waiters(channel)) let_readers_share(core()->queue(channel));
   // A writer that gives up takes its mark away at once: readers need not wait for it to end. A
   // grant it missed is released, unless this client holds the write (another acquire of the owner).
-  if (marked_ && !granted && !core()->stopped()) {
+  if (leave_liveness() && !granted && !core()->stopped()) {
     bool const release_grant = !core()->find_hold(key());
     core()->spawn_cleanup(leave_marks(core(), args().name, args().owner, lease(), release_grant));
   }

@@ -3,9 +3,9 @@
 // Acquiring a side of the read-write lock: the lock's acquire with rw_calls.lua's `read` or `write`.
 // The owner of a write is its field, `<owner>:write`, so that an owner's two sides are two holds.
 // A writer sends its first try at once, past this client's waiting readers, and this client's
-// readers that come after it queue behind it from then on; a waiting writer tries again
-// at least every third of the marks' liveness to keep its mark; one that gives up takes its mark
-// away at once. A read by an owner that holds the write goes straight to Redis (a downgrade never
+// readers that come after it queue behind it from then on; a waiting writer's mark is kept by this
+// client's liveness beats (one per client, however many writers wait), and it tries again when
+// the lock would expire; one that gives up takes its mark away at once. A read by an owner that holds the write goes straight to Redis (a downgrade never
 // waits behind the readers that the write keeps out).
 
 #include "primitives/lock/acquire.hpp"
@@ -17,10 +17,10 @@ class rw_acquire final : public lock_protocol::lock_acquire {
   rw_acquire(lock_kind side, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
              handler_type handler);
 
-  // A release gave this writer the lock with `token` (rw_calls.lua's grant). An attempt on its way
-  // learns of it from its reply, or from the try after it: a marked writer's tries say it held
-  // nothing before.
-  void take_grant(std::uint64_t token);
+  // A release gave this writer the lock (rw_calls.lua's grant): it confirms with a try. An attempt
+  // on its way learns of it from its reply, or from the try after it: a marked writer's tries say
+  // it held nothing before.
+  void take_grant();
 
  private:
   bool writes() const noexcept { return side_ == lock_kind::write; }
@@ -34,12 +34,13 @@ class rw_acquire final : public lock_protocol::lock_acquire {
   script const& attempt_script() const override;
   sync::message_policy policy() const override;
   io::outgoing attempt(bool retry, bool by_digest) override;
+  outcome read(io::error_code ec, io::response& replies) override;
   void undo_late_grant(io::error_code ec, io::response const& replies, std::function<void()> then) override;
   void undo(std::function<void()> then) override;
   void complete(io::error_code ec, bool held) override;
 
   lock_kind side_;
-  bool marked_ = false;  // a write try may have left a mark
+  bool marked_ = false;  // a write try may have left a mark (its client is kept alive then)
 };
 
 // `a.owner` is the owner's field of `side` (field_of).

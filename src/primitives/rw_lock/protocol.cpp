@@ -55,11 +55,10 @@ std::optional<grant_message> read_grant(std::string_view message) {
   return grant_message{*token, message};
 }
 
-std::optional<writer_mark> read_mark(std::string_view member) {
-  auto const lease = take_number<std::int64_t>(member, ':');
-  auto const liveness = lease ? take_number<std::int64_t>(member, ':') : std::nullopt;
-  if (!liveness || !is_writer(member)) return std::nullopt;
-  return writer_mark{*lease, *liveness, member};
+std::optional<writer_mark> read_mark(std::string_view after_client) {
+  auto const lease = take_number<std::int64_t>(after_client, ':');
+  if (!lease || !is_writer(after_client)) return std::nullopt;
+  return writer_mark{*lease, after_client};
 }
 
 std::string channel_of(std::string_view name) { return lock_protocol::prefixed("redisson_rwlock:", name); }
@@ -84,18 +83,20 @@ std::string field_of(lock_kind side, std::string_view owner) {
   return out;
 }
 
-script_args release_args(lock_kind side, std::string const& name, std::string const& field,
-                         std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of, bool keep,
-                         bool may_grant) {
+script_args release_args(sync::client_core& core, lock_kind side, std::string const& name, std::string const& field,
+                         std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of, bool may_grant) {
   std::string retry = retry_of ? std::to_string(*retry_of) : "";
+  std::string keep = core.cfg().persistent_fencing_counter ? "1" : "";
+  std::string alive_prefix = core.liveness().alive_prefix(core.router().slot_of(name));
   std::vector<std::string> keys{name, timeout_base_of(name), marks_key_of(name), lock_protocol::token_key_of(name)};
   if (side == lock_kind::read) {
     return {std::move(keys),
-            {"read-release", field, channel_of(name), std::move(retry), keep ? "1" : "", may_grant ? "1" : ""}};
+            {"read-release", field, channel_of(name), std::move(retry), std::move(keep), may_grant ? "1" : "",
+             std::move(alive_prefix)}};
   }
   return {std::move(keys),
-          {"write-release", field, std::to_string(lease.count()), channel_of(name), std::move(retry), keep ? "1" : "",
-           may_grant ? "1" : ""}};
+          {"write-release", field, std::to_string(lease.count()), channel_of(name), std::move(retry), std::move(keep),
+           may_grant ? "1" : "", std::move(alive_prefix)}};
 }
 
 bool writer_waits_in(sync::waiter_queue const& queue) { return queue.first_kind_waits(); }
@@ -109,8 +110,9 @@ sync::renewal_kind const& read_renewal() { return renewal_of_reads; }
 void on_message(sync::waiter_queue& queue, std::string_view message) {
   if (auto const grant = read_grant(message)) {
     // Every waiter of a read-write lock's channel is its acquire.
-    if (auto w = queue.find_named(grant->writer)) static_cast<rw_acquire&>(*w).take_grant(grant->token);
-    return;  // the lock is that writer's: nobody else need try
+    if (auto w = queue.find_named(grant->writer)) return static_cast<rw_acquire&>(*w).take_grant();
+    // The lock is that writer's: nobody else need try, unless it is dead and takes nothing.
+    return queue.tell_passed_over();
   }
   queue.wake_first_kind_or_all();
 }
@@ -125,10 +127,11 @@ void let_readers_share(sync::waiter_queue& queue) {
 
 boost::asio::awaitable<void> leave_marks(std::shared_ptr<sync::client_core> core, std::string name,
                                          std::string writer, std::chrono::milliseconds lease, bool release_grant) {
-  auto const& cfg = core->cfg();
+  auto const& liveness = core->liveness();
   script_args args{{marks_key_of(name), name, timeout_base_of(name), lock_protocol::token_key_of(name)},
-                   {"leave", writer, std::to_string(lease.count()), std::to_string(cfg.fair_waiter_liveness.count()),
-                    channel_of(name), cfg.persistent_fencing_counter ? "1" : "", release_grant ? "1" : ""}};
+                   {"leave", writer, std::to_string(lease.count()), std::to_string(liveness.liveness().count()),
+                    channel_of(name), core->cfg().persistent_fencing_counter ? "1" : "", release_grant ? "1" : "",
+                    core->id(), liveness.alive_prefix(core->router().slot_of(name))}};
   co_await lock_protocol::undo_with(std::move(core), scripts::rw_calls, std::move(args), std::move(name),
                                     std::move(writer), lease);
 }

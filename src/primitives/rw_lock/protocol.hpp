@@ -4,9 +4,11 @@
 // hash with `mode`, reader fields `<owner>` and the writer's `<owner>:write`; one timeout key per
 // read hold level, `{name}:<owner>:rwlock_timeout:<k>`; `redisson_rwlock:{name}` carries `0` when
 // a read release frees the lock and `1` after a write release. Waiting writers mark themselves in
-// `redisync_rwlock_writers:{name}`, which only redisync's readers and releases read: a release that
-// frees the lock gives it to a marked writer and publishes `grant <token> <owner>:write`. Fencing
-// tokens of writes come from the lock's counter (lock_protocol::token_key_of).
+// `redisync_rwlock_writers:{name}`, a queue like the fair lock's (by arrival, each writer alive
+// while its client is: sync::client_liveness), which only redisync's readers and releases read: a
+// release that frees the lock gives it to the first live marked writer and publishes
+// `grant <token> <owner>:write`. Fencing tokens of writes come from the lock's counter
+// (lock_protocol::token_key_of).
 
 #include <redisync/lock_kind.hpp>
 
@@ -30,11 +32,10 @@ std::string timeout_base_of(std::string_view name);
 std::string field_of(lock_kind side, std::string_view owner);
 
 // The arguments of rw_calls.lua's release of one level of `field`'s hold of `side`: `retry_of` is
-// the hold count before an attempt whose outcome was lost (or empty); `keep`: the fencing counter
-// of a write that the release may grant never expires; `may_grant`: a release that frees the lock
-// gives it to a waiting writer, if one is marked.
-script_args release_args(lock_kind side, std::string const& name, std::string const& field,
-                         std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of, bool keep,
+// the hold count before an attempt whose outcome was lost (or empty); `may_grant`: a release that
+// frees the lock gives it to a waiting writer, if a live one is marked.
+script_args release_args(sync::client_core& core, lock_kind side, std::string const& name, std::string const& field,
+                         std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of,
                          bool may_grant = false);
 
 // Whether a writer waits in `queue`.
@@ -50,18 +51,19 @@ struct grant_message {
 };
 std::optional<grant_message> read_grant(std::string_view message);
 
-// A waiting writer's mark in the marks' sorted set: `<lease>:<liveness>:<owner>:write` (ms), what a
-// release needs to know to grant it the lock.
+// A waiting writer's mark in the marks' queue is `<client>/<lease>:<owner>:write`: what follows the
+// client is what a release needs to know to grant it the lock, the lease of the grant (ms) and the
+// writer.
 struct writer_mark {
   std::int64_t lease_ms;
-  std::int64_t liveness_ms;
   std::string_view writer;
 };
-std::optional<writer_mark> read_mark(std::string_view member);
+std::optional<writer_mark> read_mark(std::string_view after_client);
 
-// A grant gives the lock to the writer it names, if that writer waits here, and to nobody else.
-// Any other message may let a writer of this client in, or else its readers, who share: the first
-// waiting writer tries, or, if none waits, every reader.
+// A grant gives the lock to the writer it names, if that writer waits here, and to nobody else (a
+// grant to a writer of another client tells this client's first waiter that the server passed it
+// over: the writer may be dead). Any other message may let a writer of this client in, or else its
+// readers, who share: the first waiting writer tries, or, if none waits, every reader.
 void on_message(sync::waiter_queue& queue, std::string_view message);
 
 // A read was granted: this client's readers queued before its first waiting writer may share it.

@@ -2,31 +2,39 @@
 -- (`read` or `write`), a field per reading owner with its hold count, and the writer's field
 -- `<owner>:write`; each read hold level k has a key `<base>:<owner>:rwlock_timeout:<k>` with the
 -- lease, and the hash lives as long as the longest of them (or the write lease). Writers that wait
--- mark themselves in a sorted set of our own, by the server time until which they count as alive;
--- a fresh read of a redisync client does not start while a live mark is there (writer preference),
--- and a release of a redisync client that frees the lock, none of whose own writers waits, gives
--- it to a marked writer at once.
+-- mark themselves in a queue of our own (fair_queue.lua: by arrival, alive while their client's
+-- key is); a fresh read of a redisync client does not start while a live mark is there (writer
+-- preference), and a release of a redisync client that frees the lock, none of whose own writers
+-- waits, gives it to the first live marked writer at once.
 -- Redisson's clients do not look at the marks, and nothing here needs them.
 -- items: each led by its operation, which says how many keys and arguments follow:
 --   read           keys: lock, marks, base   arguments: owner, lease in ms, '' or the hold count
---                                            before a lost attempt, '1' to give writers way or ''
+--                                            before a lost attempt, then to give writers way
+--                                            the client, the liveness keys' prefix and the
+--                                            liveness in ms (else three '')
 --   write          keys: lock, marks, token  arguments: owner:write, lease in ms, '' or the count
 --                                            before an attempt that may have gone through, the
---                                            liveness of a mark in ms or '' (no marks), '1' to
---                                            keep the fencing counter
+--                                            liveness in ms or '' (no marks), '1' to keep the
+--                                            fencing counter, the client, the liveness keys'
+--                                            prefix, the poll cap in ms
 --   read-release   keys: lock, base, marks, token   arguments: owner, channel, '' or the count
 --                                            before a lost attempt, '1' to keep the counter, '1'
---                                            if it may grant the lock to a waiting writer
+--                                            if it may grant the lock to a waiting writer, the
+--                                            liveness keys' prefix
 --   write-release  keys: lock, base, marks, token   arguments: owner:write, lease in ms, channel,
 --                                            '' or the count before a lost attempt, '1' to keep
---                                            the counter, '1' if it may grant the lock
+--                                            the counter, '1' if it may grant the lock, the
+--                                            liveness keys' prefix
 --   leave          keys: marks, lock, base, token   arguments: owner:write, lease in ms, liveness
 --                                            in ms, channel, '1' to keep the counter, '1' if a
 --                                            grant it missed is to be released (a writer that
---                                            gave up)
+--                                            gave up), the client, the liveness keys' prefix
 --   force          keys: lock, base, marks   arguments: channel
 -- `base` is the prefix of the timeout keys: `{name}`, or the name itself when it has braces.
--- A mark is `<lease>:<liveness>:<owner>:write`: what a grant needs to know of the writer.
+-- A mark is `<client>/<grant lease>:<owner>:write`: what a grant needs to know of the writer. A
+-- grant's lease is short (two liveness periods at most): the writer confirms it at once with a
+-- try of its own, which gives it its lease; a grant to a writer that died meanwhile frees the
+-- lock soon.
 -- Acquires answer like acquire.lua: a fresh write's token (a decimal string), {token, count} for
 -- any other hold (reads carry token '0'), {PTTL} when busy; a write by an owner that reads is
 -- refused with the error UPGRADE, a level past the re-entry limit with DEPTH. Releases answer
@@ -40,7 +48,7 @@
 -- include: publish.lua
 -- include: next_token.lua
 -- include: hold_depth.lua
--- include: server_ms.lua
+-- include: fair_queue.lua
 
 -- Redis 7.0 reads its clock for each expiry it sets, so a level and the hash set in one script can
 -- end a millisecond or, on a busy server, a few apart.
@@ -50,18 +58,17 @@ local function timeout_key(base, owner, level)
   return base .. ':' .. owner .. ':rwlock_timeout:' .. level
 end
 
-local function mark_of(writer, lease, liveness)
-  return lease .. ':' .. liveness .. ':' .. writer
+local function mark_of(client, writer, lease, liveness)
+  return member_of(client, math.min(tonumber(lease), 2 * tonumber(liveness)) .. ':' .. writer)
 end
 
--- How long a waiting writer may still hold readers back: the latest live mark's time left, or nil.
-local function writers_waiting(marks)
-  if redis.call('exists', marks) == 0 then return nil end
-  local now = server_ms()
-  redis.call('zremrangebyscore', marks, '-inf', now)
-  local last = redis.call('zrange', marks, -1, -1, 'WITHSCORES')
-  if #last == 0 then return nil end
-  return math.max(1, tonumber(last[2]) - now)
+-- Whether a live writer waits (its client's reader is `self`), or the error of a marks key of
+-- another type.
+local function writer_waits(marks, alive_prefix, self)
+  if redis.call('exists', marks) == 0 then return false end
+  local head, err = live_head(marks, alive_prefix, self)
+  if err then return err end
+  return head ~= nil
 end
 
 -- The longest time left of any read hold level (0 if none is left), or the first one found that
@@ -87,10 +94,10 @@ end
 -- stops the clock while a script runs, so the hash's time to live is still exactly what it was.
 local granted_read = nil  -- {lock, ttl = the hash's time to live, clear = no writer's mark is live}
 
-local function read(lock, marks, base, owner, lease, retry_arg, give_way)
+local function read(lock, marks, base, owner, lease, retry_arg, client, alive_prefix, liveness)
   local last = granted_read
   granted_read = nil
-  if last and last.lock == lock and retry_arg == '' and (give_way == '' or last.clear) then
+  if last and last.lock == lock and retry_arg == '' and (client == '' or last.clear) then
     -- (A count that is no number makes HINCRBY fail.)
     local count = redis.pcall('hincrby', lock, owner, 1)
     if type(count) == 'table' then return count end
@@ -123,9 +130,11 @@ local function read(lock, marks, base, owner, lease, retry_arg, give_way)
     if mode == 'write' then
       -- Only the writer itself reads under its write (a downgrade).
       if redis.call('hexists', lock, owner .. ':write') == 0 then return {redis.call('pttl', lock)} end
-    elseif give_way ~= '' then
-      local wait = writers_waiting(marks)
-      if wait then return {wait} end
+    elseif client ~= '' then
+      -- Until a dead writer's client is judged dead: a liveness period at most.
+      local waits = writer_waits(marks, alive_prefix, client)
+      if type(waits) == 'table' then return waits end
+      if waits then return {tonumber(liveness)} end
       clear = true
     end
   end
@@ -143,7 +152,7 @@ local function read(lock, marks, base, owner, lease, retry_arg, give_way)
   return {'0', count}
 end
 
-local function write(lock, marks, token_key, writer, lease, retry_arg, liveness, keep)
+local function write(lock, marks, token_key, writer, lease, retry_arg, liveness, keep, client, alive_prefix, cap)
   local mode = redis.pcall('hget', lock, 'mode')
   if type(mode) == 'table' then return mode end
   if retry_arg ~= '' and mode then
@@ -151,8 +160,8 @@ local function write(lock, marks, token_key, writer, lease, retry_arg, liveness,
     if count == tonumber(retry_arg) + 1 then
       local token = held_token(token_key, lease, keep)
       if type(token) == 'table' then return token end
-      if liveness ~= '' then redis.call('zrem', marks, mark_of(writer, lease, liveness)) end
-      redis.call('pexpire', lock, lease)  -- the lost (or late) attempt's lease, renewed
+      if liveness ~= '' then redis.call('zrem', marks, mark_of(client, writer, lease, liveness)) end
+      redis.call('pexpire', lock, lease)  -- the lost (or late) attempt's (or a grant's) lease, renewed
       return {token, count}
     end
   end
@@ -162,7 +171,7 @@ local function write(lock, marks, token_key, writer, lease, retry_arg, liveness,
       if type(token) == 'table' then return token end
       redis.call('hset', lock, 'mode', 'write', writer, '1')
       redis.call('pexpire', lock, lease)
-      if liveness ~= '' then redis.call('zrem', marks, mark_of(writer, lease, liveness)) end
+      if liveness ~= '' then redis.call('zrem', marks, mark_of(client, writer, lease, liveness)) end
       return token
     end
   elseif mode == 'write' then
@@ -178,16 +187,13 @@ local function write(lock, marks, token_key, writer, lease, retry_arg, liveness,
   elseif redis.call('hexists', lock, string.sub(writer, 1, -7)) == 1 then
     return redis.error_reply('UPGRADE this owner reads the lock: a read cannot become a write')
   end
-  local left = redis.call('pttl', lock)
   if liveness ~= '' then
-    -- Marked until a little after its next try, which renews the mark.
+    -- Marked while its client lives; it tries again when the lock would expire.
     local live = tonumber(liveness)
-    redis.call('zadd', marks, server_ms() + live, mark_of(writer, lease, liveness))
-    if redis.call('pttl', marks) < live then redis.call('pexpire', marks, live) end
-    local next_try = math.floor(live / 3)
-    if left < 0 or left > next_try then left = next_try end
+    keep_place(marks, mark_of(client, writer, lease, liveness), alive_prefix .. client, live)
+    keep_queue(marks, lock, live, tonumber(cap))
   end
-  return {left}
+  return {redis.call('pttl', lock)}
 end
 
 local function announce(channel, message, left)
@@ -198,29 +204,22 @@ end
 
 -- A lock that a release just freed goes to a waiting writer of another redisync client (the
 -- releasing client asks this only when none of its own writers waits: those try at once, behind
--- the release), which then need not come and ask. The writer chosen is the one whose mark was
--- renewed longest ago among those that tried within the last half of their mark's liveness (one
--- that died waiting is given nothing later than that) and whose lease is longer than that
--- liveness (the writer counts its lease from its last try, which may be that long before the
--- grant). Its hold is a fresh write with its own lease and a new fencing token; it learns of it
+-- the release), which then need not come and ask: the first marked writer whose client is alive.
+-- Its hold is a fresh write with the mark's short lease and a new fencing token; it learns of it
 -- from the message, or from its next try (which says it held nothing before). Returns the
 -- release's reply, or nil if no writer got the lock.
-local function grant_to_writer(lock, marks, token_key, channel, keep, may_grant)
+local function grant_to_writer(lock, marks, token_key, channel, keep, may_grant, alive_prefix)
   if not may_grant or redis.call('exists', marks) == 0 then return nil end
-  local now = server_ms()
-  local waiting = redis.call('zrange', marks, 0, -1, 'WITHSCORES')
-  local mark, lease, writer
-  for i = 1, #waiting, 2 do
-    local l, live, w = string.match(waiting[i], '^(%d+):(%d+):(.+)$')
-    if w and tonumber(waiting[i + 1]) - now >= tonumber(live) / 2 and tonumber(l) > tonumber(live) then
-      mark, lease, writer = waiting[i], l, w
-      break
-    end
-  end
+  local mark = live_head(marks, alive_prefix, nil)
   if not mark then return nil end
+  local lease, writer = string.match(string.sub(mark, #client_of(mark) + 2), '^(%d+):(.+)$')
+  if not writer then
+    redis.call('zrem', marks, mark)
+    return nil
+  end
   local token = next_token(token_key, lease, keep)
   if type(token) == 'table' then return nil end  -- (no token to give: the lock stays free)
-  redis.call('zrem', marks, mark)
+  leave_queue(marks, mark)
   redis.call('hset', lock, 'mode', 'write', writer, '1')
   redis.call('pexpire', lock, lease)
   return announce(channel, 'grant ' .. token .. ' ' .. writer, 0)
@@ -241,7 +240,7 @@ local function start_release_group(lock, retry_arg)
   repeat
     owners[#owners + 1] = ARGV[aa + 1]
     seen[ARGV[aa + 1]] = true
-    ka, aa = ka + 4, aa + 6
+    ka, aa = ka + 4, aa + 7
   until retry_arg ~= '' or #owners == max_group or ARGV[aa] ~= 'read-release' or KEYS[ka] ~= lock or
         ARGV[aa + 3] ~= '' or seen[ARGV[aa + 1]]
   local g = {next = 1, size = #owners, last = 0, levels = {}, fields = {}, ended = 0}
@@ -258,7 +257,7 @@ local function start_release_group(lock, retry_arg)
   return g
 end
 
-local function read_release(lock, base, marks, token_key, owner, channel, retry_arg, keep, may_grant)
+local function read_release(lock, base, marks, token_key, owner, channel, retry_arg, keep, may_grant, alive_prefix)
   -- (Redisson's read unlock always looks at every level; this one only when it must.)
   local g = release_group or start_release_group(lock, retry_arg)
   local i = g.next
@@ -293,10 +292,12 @@ local function read_release(lock, base, marks, token_key, owner, channel, retry_
     end
   end
   redis.call('del', lock)
-  return grant_to_writer(lock, marks, token_key, channel, keep, may_grant) or announce(channel, '0', 0)
+  return grant_to_writer(lock, marks, token_key, channel, keep, may_grant, alive_prefix) or
+         announce(channel, '0', 0)
 end
 
-local function write_release(lock, base, marks, token_key, writer, lease, channel, retry_arg, keep, may_grant)
+local function write_release(lock, base, marks, token_key, writer, lease, channel, retry_arg, keep, may_grant,
+                             alive_prefix)
   local held = redis.pcall('hget', lock, writer)
   if type(held) == 'table' then return held end
   local count = tonumber(held or '0') or 0
@@ -318,7 +319,7 @@ local function write_release(lock, base, marks, token_key, writer, lease, channe
     redis.call('pexpire', lock, longest)
   else
     redis.call('del', lock)
-    local granted = grant_to_writer(lock, marks, token_key, channel, keep, may_grant)
+    local granted = grant_to_writer(lock, marks, token_key, channel, keep, may_grant, alive_prefix)
     if granted then return granted end
   end
   return announce(channel, '1', 0)
@@ -327,10 +328,15 @@ end
 -- A writer that gave up takes its mark away. With `release_grant`, a lock that a release gave it
 -- meanwhile (its mark is gone and it holds one write level) is released: the writer never knew.
 -- Answers like a release: -1 when nothing was released.
-local function leave(marks, lock, base, token_key, writer, lease, liveness, channel, keep, release_grant)
-  if redis.call('zrem', marks, mark_of(writer, lease, liveness)) == 1 or release_grant == '' then return -1 end
-  if redis.pcall('hget', lock, writer) ~= '1' then return -1 end
-  return write_release(lock, base, marks, token_key, writer, lease, channel, '', keep, true)
+local function leave(marks, lock, base, token_key, writer, lease, liveness, channel, keep, release_grant, client,
+                     alive_prefix)
+  local mark = mark_of(client, writer, lease, liveness)
+  if redis.call('zscore', marks, mark) then
+    leave_queue(marks, mark)
+    return -1
+  end
+  if release_grant == '' or redis.pcall('hget', lock, writer) ~= '1' then return -1 end
+  return write_release(lock, base, marks, token_key, writer, lease, channel, '', keep, true, alive_prefix)
 end
 
 local function force(lock, base, marks, channel)
@@ -355,24 +361,25 @@ local function run_next()
   local reply
   if op ~= 'read' then granted_read = nil end
   if op == 'read' then
-    reply = read(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4])
-    k, a = k + 3, a + 5
+    reply = read(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4],
+                 ARGV[a + 5], ARGV[a + 6])
+    k, a = k + 3, a + 7
   elseif op == 'write' then
     reply = write(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4],
-                  ARGV[a + 5] == '1')
-    k, a = k + 3, a + 6
+                  ARGV[a + 5] == '1', ARGV[a + 6], ARGV[a + 7], ARGV[a + 8])
+    k, a = k + 3, a + 9
   elseif op == 'read-release' then
     reply = read_release(KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
-                         ARGV[a + 4] == '1', ARGV[a + 5] == '1')
-    k, a = k + 4, a + 6
+                         ARGV[a + 4] == '1', ARGV[a + 5] == '1', ARGV[a + 6])
+    k, a = k + 4, a + 7
   elseif op == 'write-release' then
     reply = write_release(KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
-                          ARGV[a + 4], ARGV[a + 5] == '1', ARGV[a + 6] == '1')
-    k, a = k + 4, a + 7
+                          ARGV[a + 4], ARGV[a + 5] == '1', ARGV[a + 6] == '1', ARGV[a + 7])
+    k, a = k + 4, a + 8
   elseif op == 'leave' then
     reply = leave(KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
-                  ARGV[a + 4], ARGV[a + 5] == '1', ARGV[a + 6])
-    k, a = k + 4, a + 7
+                  ARGV[a + 4], ARGV[a + 5] == '1', ARGV[a + 6], ARGV[a + 7], ARGV[a + 8])
+    k, a = k + 4, a + 9
   elseif op == 'force' then
     reply = force(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1])
     k, a = k + 3, a + 2
