@@ -349,6 +349,7 @@ BOOST_FIXTURE_TEST_CASE(a_renewal_of_many_readers_looks_at_their_hash_once_per_c
         auto const calls_before = redisync::test::command_calls(redis, "evalsha");
         auto const expiries_before = redisync::test::command_calls(redis, "pexpire");
         auto const pttls_before = redisync::test::command_calls(redis, "pttl");
+        auto const renewed_before = c.stats().renewals;
         // Five renewals of every read (20 reads fit one call).
         auto const batches_before = c.stats().renewal_batches;
         auto const renewed_five_times = [&] { return c.stats().renewal_batches >= batches_before + 5; };
@@ -356,8 +357,11 @@ BOOST_FIXTURE_TEST_CASE(a_renewal_of_many_readers_looks_at_their_hash_once_per_c
         auto const calls = redisync::test::command_calls(redis, "evalsha") - calls_before;
         auto const expiries = redisync::test::command_calls(redis, "pexpire") - expiries_before;
         auto const pttls = redisync::test::command_calls(redis, "pttl") - pttls_before;
+        auto const renewed = static_cast<std::int64_t>(c.stats().renewals - renewed_before);
         BOOST_TEST(expiries >= 20 * 5, expiries << " expiries moved");
-        BOOST_TEST(pttls <= calls, pttls << " looks at the hash in " << calls << " renewal calls");
+        // One level per read, and the hash once per call (PEXPIRE ... GT: no look before).
+        BOOST_TEST(expiries <= renewed + calls, expiries << " expiries for " << renewed << " reads in " << calls << " calls");
+        BOOST_TEST(pttls == 0, pttls << " looks at the hash in " << calls << " renewal calls");
         // A level's key gone meanwhile is made again: the owner still reads.
         auto const level = timeout_key("rw:many", first.owner_id(), 1);
         redis.command({"DEL", level});
@@ -367,6 +371,32 @@ BOOST_FIXTURE_TEST_CASE(a_renewal_of_many_readers_looks_at_their_hash_once_per_c
           BOOST_TEST((r.status() == hold_status::held));
           co_await r.release(asio::use_awaitable);
         }
+        redisync::test::expect_nothing_left(redis);
+      },
+      [](redisync::config& cfg) { cfg.watchdog_lease = 300ms; });
+}
+
+// A client that died holding a read (a fixed lease, no watchdog) leaves its field in the hash, which
+// the live readers of another client keep: once all its levels are gone, their renewals take the
+// field away (they look for dead readers every few calls), and the live reads go on.
+BOOST_FIXTURE_TEST_CASE(a_dead_readers_field_leaves_the_hash_that_live_readers_keep_once_its_levels_are_gone,
+                        lock_env) {
+  run(
+      [&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+        auto live = co_await c.new_owner().read_write_lock("rw:ghost").read().acquire(asio::use_awaitable);
+        running_client other{ctx, fast_config(redis)};
+        auto const dead = other->new_owner();
+        auto dead_read = dead.read_write_lock("rw:ghost").read();
+        auto gone = co_await dead_read.acquire(300ms, asio::use_awaitable);
+        auto gone_deeper = co_await dead_read.acquire(300ms, asio::use_awaitable);  // two levels
+        BOOST_TEST(redisync::test::hget_count(redis, "rw:ghost", dead.id()) == 2);
+        auto const field_gone = [&] { return redis.command({"HEXISTS", "rw:ghost", dead.id()}).integer() == 0; };
+        co_await redisync::test::wait_until(field_gone, 5s);
+        BOOST_TEST(redis.command({"HEXISTS", "rw:ghost", dead.id()}).integer() == 0);
+        BOOST_TEST(redis.command({"HLEN", "rw:ghost"}).integer() == 2);  // mode and the live reader
+        BOOST_TEST((live.status() == hold_status::held));
+        co_await live.release(asio::use_awaitable);
+        co_await other.stop();
         redisync::test::expect_nothing_left(redis);
       },
       [](redisync::config& cfg) { cfg.watchdog_lease = 300ms; });
