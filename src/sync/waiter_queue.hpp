@@ -38,10 +38,10 @@ class waiter {
   struct node {
     waiter* raw;  // only compared: the waiter may be gone
     std::weak_ptr<waiter> weak;
-    bool goes_first;
   };
   bool queued_ = false;
   std::list<node>::iterator position_{};
+  std::list<std::list<node>::iterator>::iterator first_kind_position_{};  // (goes_first)
 };
 
 class waiter_queue;
@@ -61,7 +61,7 @@ class waiter_queue {
     return n ? n->weak.lock() : nullptr;
   }
   // Whether a waiter that goes first waits here.
-  bool first_kind_waits() const noexcept { return goes_first_ > 0; }
+  bool first_kind_waits() const noexcept { return !first_kind_.empty(); }
 
   void push_back(std::shared_ptr<waiter> const& w) { insert(waiters_.end(), w); }
   // In front (a waiter that a failed hand-off gives back): the old head is told it no longer leads.
@@ -82,7 +82,7 @@ class waiter_queue {
         break;
       }
     }
-    if (w.goes_first) --goes_first_;
+    if (w.goes_first) first_kind_.erase(w.first_kind_position_);
     waiters_.erase(w.position_);
     w.queued_ = false;
     if (was_head && !waiters_.empty()) wake(waiters_.front(), w.woken);
@@ -96,19 +96,14 @@ class waiter_queue {
   void wake_n(std::size_t n) { wake_each(snapshot(n)); }
   // The first waiter that goes first (a read-write lock's writer), or all if none waits.
   void wake_first_kind_or_all() {
-    if (goes_first_ == 0) return wake_all();
-    for (auto const& n : waiters_) {
-      if (n.goes_first) return wake(n, true);
-    }
+    if (first_kind_.empty()) return wake_all();
+    wake(*first_kind_.front(), true);
   }
   // The waiters in front of the first that goes first (a read-write lock's readers before its
   // first waiting writer, who may share a read just granted).
   void wake_until_first_kind() {
-    std::vector<waiter::node> front;
-    for (auto const& n : waiters_) {
-      if (n.goes_first) break;
-      front.push_back(n);
-    }
+    auto const end = first_kind_.empty() ? waiters_.end() : first_kind_.front();
+    std::vector<waiter::node> front{waiters_.begin(), end};
     wake_each(front);
   }
   // The named waiter; if none is here, the first waiter is told that the server's queue passed this
@@ -142,9 +137,13 @@ class waiter_queue {
 
  private:
   void insert(std::list<waiter::node>::iterator before, std::shared_ptr<waiter> const& w) {
-    w->position_ = waiters_.insert(before, {w.get(), w, w->goes_first});
+    w->position_ = waiters_.insert(before, {w.get(), w});
     by_owner_.emplace(std::string{w->owner()}, w->position_);
-    if (w->goes_first) ++goes_first_;
+    // A waiter joins at either end of the queue, so of those that go first too.
+    if (w->goes_first) {
+      bool const at_back = before == waiters_.end();
+      w->first_kind_position_ = first_kind_.insert(at_back ? first_kind_.end() : first_kind_.begin(), w->position_);
+    }
     w->queued_ = true;
     ++changes;
   }
@@ -185,7 +184,7 @@ class waiter_queue {
   std::list<waiter::node> waiters_;
   // Keys are copies: a waiter may be freed while queued (see above), its name with it.
   std::unordered_multimap<std::string, std::list<waiter::node>::iterator> by_owner_;
-  std::size_t goes_first_ = 0;
+  std::list<std::list<waiter::node>::iterator> first_kind_;  // the waiters that go first, in order
 };
 
 }  // namespace redisync::detail::sync
