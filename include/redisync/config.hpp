@@ -83,7 +83,7 @@ struct config {
   // While a client has fair lock waiters, it keeps a key of its own alive on the server with a
   // beat every third of this (one per client, whatever its number of waiters); the waiters of a
   // client whose key lapsed (judged by Redis server time) are dropped from the queue.
-  // The same liveness marks a read-write lock's waiting writer (renewed by its tries).
+  // A read-write lock's waiting writers are judged alive the same way, by the same beats.
   std::chrono::milliseconds fair_waiter_liveness{1000};
   // A read-write lock's waiting writer keeps new readers of redisync clients out until it has had
   // its turn, so that overlapping readers cannot starve it (Redisson's readers do not look).

@@ -49,10 +49,10 @@ io::outgoing rw_acquire::attempt(bool retry, bool by_digest) {
   std::string const lease = std::to_string(this->lease().count());
   auto& core = *this->core();
   // With writer preference, readers give way to live marks, and writers mark themselves.
-  bool const marks_count = prefer_writers();
-  std::string const client = marks_count ? core.id() : "";
-  std::string const alive_prefix = marks_count ? core.liveness().alive_prefix(args().slot) : "";
-  std::string const liveness = marks_count ? std::to_string(core.liveness().liveness().count()) : "";
+  bool const marking = prefer_writers();
+  std::string const client = marking ? core.id() : "";
+  std::string const alive_prefix = marking ? core.liveness().alive_prefix(args().slot) : "";
+  std::string const liveness = marking ? std::to_string(core.liveness().liveness().count()) : "";
   if (!writes()) {
     std::string const before = retry ? std::to_string(count_before()) : "";
     std::string const base = timeout_base_of(name);
@@ -60,7 +60,7 @@ io::outgoing rw_acquire::attempt(bool retry, bool by_digest) {
     std::array<std::string_view, 7> const argv{"read", args().owner, lease, before, client, alive_prefix, liveness};
     return script_call(scripts::rw_calls, args().slot, keys, argv, by_digest);
   }
-  marked_ = marked_ || marks_count;
+  marked_ = marked_ || marking;
   // A marked writer may have been given the lock since its last try: the count it had says so.
   std::string const before = retry || marked_ ? std::to_string(count_before()) : "";
   std::string const token_key = lock_protocol::token_key_of(name);
