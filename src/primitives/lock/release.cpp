@@ -165,7 +165,11 @@ void lock_release::on_reply(error_code ec, io::response replies) {
       error_from_server_text(replies[0].text()) == error::no_script) {
     ++loads_;
     core_->when_loaded(release_script(), slot_, [self = shared_from_this()](error_code lec) {
-      if (lec) return self->failed(lec);
+      if (lec) {
+        // The waiter chosen for the hand-off would otherwise wait for it for ever.
+        if (self->target_) self->give_back_target();
+        return self->failed(lec);
+      }
       self->send();
     });
     return;
