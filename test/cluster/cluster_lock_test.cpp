@@ -11,6 +11,7 @@
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -197,7 +198,9 @@ BOOST_AUTO_TEST_CASE(a_hold_survives_a_manual_failover_and_tokens_keep_rising) {
   }, std::chrono::seconds{90}, [](redisync::config& cfg) { cfg.watchdog_lease = 3s; });
 }
 
-BOOST_AUTO_TEST_CASE(after_a_master_is_killed_its_locks_are_available_within_node_timeout_plus_3s) {
+// Redis decides when a replica takes over (node timeout, then an election that may be retried
+// after twice the node timeout); the client is judged by how soon it follows.
+BOOST_AUTO_TEST_CASE(after_a_master_is_killed_its_locks_are_available_within_3s_of_a_replica_taking_over) {
   auto& cluster = shared_cluster();
   auto const victim = cluster.masters().back();
   auto const name = name_on(cluster, victim, "killed-");
@@ -207,17 +210,37 @@ BOOST_AUTO_TEST_CASE(after_a_master_is_killed_its_locks_are_available_within_nod
     co_await before.release(asio::use_awaitable);
     auto const killed = std::chrono::steady_clock::now();
     cluster.node(victim).kill_hard();
+    // The fixture's calls block: the take-over is watched from a thread while the client tries.
+    std::atomic<bool> taken_over{false};
+    std::chrono::steady_clock::duration took_over{};
+    std::thread watcher{[&] {
+      while (std::chrono::steady_clock::now() - killed < 30s) {
+        try {
+          if (cluster.master_of_slot(key_slot(name)) != victim) {
+            took_over = std::chrono::steady_clock::now() - killed;
+            taken_over = true;
+            return;
+          }
+        } catch (std::exception const&) {  // a node settling: asked again
+        }
+        std::this_thread::sleep_for(50ms);
+      }
+    }};
     // Tried until it works: the client follows the failover by itself.
     std::optional<held> after;
-    while (!after && std::chrono::steady_clock::now() - killed < 20s) {
+    while (!after && std::chrono::steady_clock::now() - killed < 30s) {
       auto [ec, h] = co_await me.lock(name).try_acquire(1s, tuple_awaitable);
       if (!ec && h) after = std::move(*h);
     }
     auto const took = std::chrono::steady_clock::now() - killed;
-    BOOST_TEST_MESSAGE("available again after " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
-                                                << " ms (node timeout 2000 ms)");
+    while (!taken_over && std::chrono::steady_clock::now() - killed < 31s) co_await redisync::test::sleep_for(50ms);
+    watcher.join();
+    auto const ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+    BOOST_TEST_MESSAGE("a replica took over after " << ms(took_over) << " ms, the lock was held again after "
+                                                     << ms(took) << " ms (node timeout 2000 ms)");
+    BOOST_TEST_REQUIRE(taken_over.load());
     BOOST_TEST_REQUIRE(after.has_value());
-    BOOST_TEST(took < 2s + 3s + 2s);  // node timeout + 3 s, and 2 s for a noisy machine
+    BOOST_TEST(ms(took) - ms(took_over) < 3000);
     BOOST_TEST(after->token() > before.token());
     co_await after->release(asio::use_awaitable);
     (void)ctx;
