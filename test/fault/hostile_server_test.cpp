@@ -14,6 +14,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstdlib>
+#include <optional>
 #include <random>
 
 namespace asio = boost::asio;
@@ -193,6 +194,58 @@ BOOST_AUTO_TEST_CASE(random_replies_hang_ups_and_truncated_frames_end_every_oper
       std::chrono::seconds{300});
   BOOST_TEST_MESSAGE(script.exchanges() << " exchanges, " << operations << " operations");
   BOOST_TEST(script.exchanges() >= exchanges_wanted);
+}
+
+// A release that would hand the lock to a waiter of this client meets NOSCRIPT, and loading the
+// script fails: the release reports the error, and the waiter chosen for the hand-off is given
+// back to its queue, where its own wait bound ends it (it once waited for the hand-off for ever).
+BOOST_AUTO_TEST_CASE(a_release_whose_script_cannot_be_loaded_leaves_its_hand_off_waiter_bounded) {
+  bool granted = false;
+  auto script = [&](std::vector<std::string> const& command) -> std::string {
+    std::string const& name = command.empty() ? std::string{} : command[0];
+    if (name == "HELLO") return fake_redis::hello_reply();
+    if (name == "SUBSCRIBE") return ">3\r\n" + bulk("subscribe") + bulk(command.at(1)) + ":1\r\n";
+    if (name == "SCRIPT") return "-ERR script loading refused\r\n";
+    if (name != "EVALSHA" && name != "EVAL") return "+OK\r\n";
+    std::size_t const keys = std::stoul(command.at(2));
+    std::string const& op = command.at(3 + keys);
+    if (op.starts_with("release")) return "-NOSCRIPT No matching script\r\n";
+    if (op.starts_with("acquire") && !std::exchange(granted, true)) return bulk("1700000000000001");
+    return "*1\r\n:30000\r\n";  // held by someone for 30 s more
+  };
+  redisync::test::run_async(
+      [&](asio::io_context& ctx) -> asio::awaitable<void> {
+        fake_redis server{ctx.get_executor(), script};
+        auto cfg = redisync::config::from_url("redis://127.0.0.1:" + std::to_string(server.port()));
+        redisync::client c{ctx.get_executor(), cfg};
+        c.start();
+        auto holder = c.new_owner(), waiter = c.new_owner();
+        auto h = co_await holder.lock("handed").acquire(asio::use_awaitable);
+        redisync::test::event waited{ctx.get_executor()};
+        std::optional<std::chrono::steady_clock::duration> wait_took;
+        auto wait = [&]() -> asio::awaitable<void> {
+          auto const start = std::chrono::steady_clock::now();
+          auto [ec, got] = co_await waiter.lock("handed").try_acquire(1s, asio::as_tuple(asio::use_awaitable));
+          BOOST_TEST(typed(ec), ec.message());
+          BOOST_TEST(!got.has_value());
+          wait_took = std::chrono::steady_clock::now() - start;
+          waited.notify();
+        };
+        asio::co_spawn(ctx, wait, asio::detached);
+        auto asleep = [&] {
+          auto const stats = c.stats();
+          return stats.waiters == 1 && stats.subscriptions == 1;
+        };
+        co_await redisync::test::wait_until(asleep, 5s);
+        auto [rec] = co_await h.release(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(rec.failed(), "the release cannot have gone through");
+        BOOST_TEST(typed(rec), rec.message());
+        BOOST_TEST_REQUIRE(co_await waited.wait(10s), "the hand-off waiter never finished");
+        BOOST_TEST((*wait_took < 5s));
+        c.stop();
+        server.close();
+      },
+      std::chrono::seconds{30});
 }
 
 BOOST_AUTO_TEST_SUITE_END()
