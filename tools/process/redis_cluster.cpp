@@ -190,19 +190,28 @@ redis_cluster::redis_cluster(cluster_options options) {
   std::size_t const count = options.masters * (1 + options.replicas_per_master);
   // Each node's port and cluster bus port, all different: the default bus port (port + 10000) may
   // be taken, or beyond 65535 for a port of the ephemeral range.
+  std::size_t const ports_per_node = options.tls ? 3 : 2;
   std::vector<std::uint16_t> ports;
-  while (ports.size() < 2 * count) {
+  while (ports.size() < ports_per_node * count) {
     auto const port = free_loopback_port();
     if (std::ranges::find(ports, port) == ports.end()) ports.push_back(port);
   }
   for (std::size_t i = 0; i < count; ++i) {
     redis_options node_options;
-    node_options.port = ports[2 * i];
+    auto const* const own = &ports[ports_per_node * i];
+    node_options.port = own[0];
     node_options.start_timeout = options.start_timeout;
     node_options.extra_args = {"--cluster-enabled", "yes",
-                               "--cluster-config-file", fmt::format("nodes-{}.conf", ports[2 * i]),
-                               "--cluster-port", std::to_string(ports[2 * i + 1]),
+                               "--cluster-config-file", fmt::format("nodes-{}.conf", own[0]),
+                               "--cluster-port", std::to_string(own[1]),
                                "--cluster-node-timeout", std::to_string(options.node_timeout.count())};
+    if (options.tls) {
+      tls_ports_.push_back(own[2]);
+      node_options.extra_args.insert(node_options.extra_args.end(),
+                                     {"--tls-port", std::to_string(own[2]), "--tls-cert-file", options.tls->cert_file,
+                                      "--tls-key-file", options.tls->key_file, "--tls-ca-cert-file",
+                                      options.tls->ca_file, "--tls-auth-clients", "no", "--tls-cluster", "yes", "--tls-replication", "yes"});
+    }
     node_options.extra_args.insert(node_options.extra_args.end(), options.extra_args.begin(),
                                    options.extra_args.end());
     nodes_.push_back(std::make_unique<redis_server>(std::move(node_options)));
@@ -271,6 +280,12 @@ std::size_t redis_cluster::replica_of(std::size_t master_index) const {
 
 std::string redis_cluster::url() const {
   return fmt::format("redis-cluster://127.0.0.1:{},127.0.0.1:{}", nodes_.at(0)->port(), nodes_.at(1)->port());
+}
+
+std::string redis_cluster::tls_url(std::string const& query) const {
+  if (tls_ports_.empty()) throw std::logic_error{"this cluster serves no TLS (cluster_options::tls)"};
+  return fmt::format("rediss-cluster://127.0.0.1:{},127.0.0.1:{}{}{}", tls_ports_.at(0), tls_ports_.at(1),
+                     query.empty() ? "" : "/?", query);
 }
 
 std::string redis_cluster::seed() const { return fmt::format("127.0.0.1:{}", nodes_.at(0)->port()); }

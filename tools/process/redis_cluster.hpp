@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,11 +21,22 @@
 
 namespace redisync::process {
 
+// Certificate files for a cluster that serves TLS as well (PEM paths).
+struct cluster_tls {
+  std::string cert_file;
+  std::string key_file;
+  std::string ca_file;
+};
+
 struct cluster_options {
   std::size_t masters = 3;  // redis-cli creates no cluster of fewer
   std::size_t replicas_per_master = 1;
   std::chrono::milliseconds node_timeout{2000};
   std::vector<std::string> extra_args;  // for every node's command line
+  // With certificates, every node serves TLS on a port of its own as well (tls_url), without asking
+  // clients for certificates; its cluster bus and its replication speak TLS (so that CLUSTER SHARDS
+  // reports the TLS ports, which replicas then use too); the fixture keeps to the plain ports.
+  std::optional<cluster_tls> tls;
   // Bound of each step of the start-up: a node answering, the creation, the cluster being ok.
   std::chrono::milliseconds start_timeout{30000};
 };
@@ -52,6 +64,9 @@ class redis_cluster {
   std::size_t replica_of(std::size_t master_index) const;
 
   std::string url() const;   // redis-cluster://127.0.0.1:P1,127.0.0.1:P2 (two seed nodes)
+  // rediss-cluster://127.0.0.1:T1,127.0.0.1:T2 to the TLS ports, with `query` if not empty.
+  std::string tls_url(std::string const& query = {}) const;
+  std::uint16_t tls_port(std::size_t i) const { return tls_ports_.at(i); }
   std::string seed() const;  // 127.0.0.1:P1
 
   // CLUSTER FAILOVER [FORCE] on the replica; returns once it is a master and the cluster is ok.
@@ -80,6 +95,7 @@ class redis_cluster {
 
   std::vector<std::unique_ptr<redis_server>> nodes_;
   std::vector<std::string> ids_;  // by index; a restarted node keeps its ID (its nodes-P.conf)
+  std::vector<std::uint16_t> tls_ports_;  // by index, with cluster_options::tls
   std::map<std::uint16_t, std::pair<std::size_t, std::size_t>> migrations_;  // slot: from, to
 };
 
