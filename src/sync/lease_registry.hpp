@@ -24,12 +24,13 @@ namespace redisync::detail::sync {
 inline constexpr std::size_t renewals_per_call = 100;
 
 // How one kind of hold is renewed: one call of a script for many holds of one lease and slot,
-// answered with one flag per hold (1 renewed, 0 gone).
+// answered with one flag per hold (1 renewed, 0 gone), in the order renewal_args left them in (it
+// may group them).
 class renewal_kind {
  public:
   virtual ~renewal_kind() = default;
   virtual script const& renewal_script() const = 0;
-  virtual script_args renewal_args(std::span<std::shared_ptr<hold_state> const> holds,
+  virtual script_args renewal_args(std::span<std::shared_ptr<hold_state>> holds,
                                    std::chrono::milliseconds lease) const = 0;
 };
 

@@ -22,7 +22,7 @@ namespace {
 class lock_renewal final : public sync::renewal_kind {
  public:
   script const& renewal_script() const override { return scripts::lock_renew; }
-  script_args renewal_args(std::span<std::shared_ptr<sync::hold_state> const> holds,
+  script_args renewal_args(std::span<std::shared_ptr<sync::hold_state>> holds,
                            std::chrono::milliseconds lease) const override {
     script_args args;
     args.keys.reserve(holds.size());
@@ -42,7 +42,7 @@ lock_renewal const renewal_of_locks;
 class client_beat_kind final : public sync::renewal_kind {
  public:
   script const& renewal_script() const override { return scripts::client_alive; }
-  script_args renewal_args(std::span<std::shared_ptr<sync::hold_state> const> beats,
+  script_args renewal_args(std::span<std::shared_ptr<sync::hold_state>> beats,
                            std::chrono::milliseconds liveness) const override {
     script_args args;
     args.keys.reserve(beats.size());

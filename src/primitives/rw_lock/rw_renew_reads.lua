@@ -1,14 +1,16 @@
--- Watchdog renewal of many read holds in one call: KEYS[2i-1] is a read-write lock, KEYS[2i] the
--- prefix of its timeout keys, ARGV[i+2] a reading owner of this client. Every level of the owner's
--- read hold gets the lease ARGV[1] again (a level's key that expired meanwhile is made again: the
--- owner still reads), and the hash lives at least as long: looked at once per lock, however many of
--- its readers the batch renews. Other owners' reads are not renewed, so a dead client's reads end
--- with their leases; and with ARGV[2] = '1' (one call in several: it costs), a lock with fields
--- beyond this batch's readers has some of them looked at, so that a reader all of whose levels are
--- gone leaves the hash (a dead client's field would otherwise stay as long as live readers keep the
--- hash). ARGV[1] is the lease. Returns one flag per owner: 1 renewed, 0
--- the owner no longer reads (also when the key now holds another type), 2 its count is past the
--- re-entry limit (tampered with): nothing is renewed, and the hold ends with its lease.
+-- Watchdog renewal of many read holds in one call, grouped by lock: KEYS[2j-1] is a read-write
+-- lock, KEYS[2j] the prefix of its timeout keys; after ARGV[1] (the lease) and ARGV[2], each lock
+-- has the number of its owners in the batch, then those reading owners of this client. Every level
+-- of an owner's read hold gets the lease again (a level's key that expired meanwhile is made again:
+-- the owner still reads), and the hash lives at least as long: the counts of a lock's owners are
+-- read with one command and its expiry set once, however many of its readers the batch renews.
+-- Other owners' reads are not renewed, so a dead client's reads end with their leases; and with
+-- ARGV[2] = '1' (one call in several: it costs), a lock with fields beyond this batch's readers has
+-- some of them looked at, so that a reader all of whose levels are gone leaves the hash (a dead
+-- client's field would otherwise stay as long as live readers keep the hash). Returns one flag per
+-- owner, in their order: 1 renewed, 0 the owner no longer reads (also when the key now holds
+-- another type), 2 its count is past the re-entry limit (tampered with): nothing is renewed, and
+-- the hold ends with its lease.
 -- include: hold_depth.lua
 
 -- The hash lives at least `lease` more: one command on Redis 7 (GT never shortens the time that
@@ -41,37 +43,36 @@ end
 
 local sweeps = ARGV[2] == '1'
 local renewed = {}
-local extended = {}  -- lock -> true, or when sweeping {base, ours = the owners renewed here, n = how many}
-for i = 1, #KEYS / 2 do
-  local lock, base, owner = KEYS[2 * i - 1], KEYS[2 * i], ARGV[i + 2]
-  local held = redis.pcall('hget', lock, owner)
-  local count = type(held) == 'string' and tonumber(held) or 0
-  if count > max_depth then
-    renewed[i] = 2
-  elseif count > 0 then
-    local prefix = base .. ':' .. owner .. ':rwlock_timeout:'
-    for level = 1, count do
-      -- Moving an expiry costs less than writing a key; one that expired meanwhile is made again.
-      if redis.call('pexpire', prefix .. level, ARGV[1]) == 0 then
-        redis.call('set', prefix .. level, '1', 'PX', ARGV[1])
+local a = 3  -- the next lock's count of owners
+for j = 1, #KEYS / 2 do
+  local lock, base, n = KEYS[2 * j - 1], KEYS[2 * j], tonumber(ARGV[a])
+  local counts = redis.pcall('hmget', lock, unpack(ARGV, a + 1, a + n))
+  if counts.err then counts = {} end  -- another type: nobody reads
+  local ours, held = sweeps and {}, 0
+  for i = 1, n do
+    local owner = ARGV[a + i]
+    local count = tonumber(counts[i] or '0') or 0
+    local flag = 0
+    if count > max_depth then
+      flag = 2
+    elseif count > 0 then
+      local prefix = base .. ':' .. owner .. ':rwlock_timeout:'
+      for level = 1, count do
+        -- Moving an expiry costs less than writing a key; one that expired meanwhile is made again.
+        if redis.call('pexpire', prefix .. level, ARGV[1]) == 0 then
+          redis.call('set', prefix .. level, '1', 'PX', ARGV[1])
+        end
       end
+      held = held + 1
+      if ours then ours[owner] = true end
+      flag = 1
     end
-    local seen = extended[lock]
-    if not seen then
-      extend(lock, ARGV[1])
-      seen = not sweeps or {base = base, ours = {}, n = 0}
-      extended[lock] = seen
-    end
-    if sweeps and not seen.ours[owner] then
-      seen.ours[owner] = true
-      seen.n = seen.n + 1
-    end
-    renewed[i] = 1
-  else
-    renewed[i] = 0
+    renewed[#renewed + 1] = flag
   end
-end
-if sweeps then
-  for lock, seen in pairs(extended) do drop_dead_readers(lock, seen.base, seen.ours, seen.n) end
+  if held > 0 then
+    extend(lock, ARGV[1])
+    if ours then drop_dead_readers(lock, base, ours, held) end
+  end
+  a = a + n + 1
 end
 return renewed
