@@ -207,10 +207,9 @@ redis_cluster::redis_cluster(cluster_options options) {
                                "--cluster-node-timeout", std::to_string(options.node_timeout.count())};
     if (options.tls) {
       tls_ports_.push_back(own[2]);
-      node_options.extra_args.insert(node_options.extra_args.end(),
-                                     {"--tls-port", std::to_string(own[2]), "--tls-cert-file", options.tls->cert_file,
-                                      "--tls-key-file", options.tls->key_file, "--tls-ca-cert-file",
-                                      options.tls->ca_file, "--tls-auth-clients", "no", "--tls-cluster", "yes", "--tls-replication", "yes"});
+      auto const tls = tls_args(*options.tls, own[2]);
+      node_options.extra_args.insert(node_options.extra_args.end(), tls.begin(), tls.end());
+      node_options.extra_args.insert(node_options.extra_args.end(), {"--tls-cluster", "yes"});
     }
     node_options.extra_args.insert(node_options.extra_args.end(), options.extra_args.begin(),
                                    options.extra_args.end());

@@ -21,13 +21,6 @@
 
 namespace redisync::process {
 
-// Certificate files for a cluster that serves TLS as well (PEM paths).
-struct cluster_tls {
-  std::string cert_file;
-  std::string key_file;
-  std::string ca_file;
-};
-
 struct cluster_options {
   std::size_t masters = 3;  // redis-cli creates no cluster of fewer
   std::size_t replicas_per_master = 1;
@@ -36,7 +29,7 @@ struct cluster_options {
   // With certificates, every node serves TLS on a port of its own as well (tls_url), without asking
   // clients for certificates; its cluster bus and its replication speak TLS (so that CLUSTER SHARDS
   // reports the TLS ports, which replicas then use too); the fixture keeps to the plain ports.
-  std::optional<cluster_tls> tls;
+  std::optional<tls_files> tls;
   // Bound of each step of the start-up: a node answering, the creation, the cluster being ok.
   std::chrono::milliseconds start_timeout{30000};
 };

@@ -45,16 +45,26 @@ resp::value role(redis_server const& server) {
 }  // namespace
 
 redis_sentinel_set::redis_sentinel_set(sentinel_options options) {
+  // The port a process is known by to the others: its TLS one, with TLS.
+  auto with_tls = [&](redis_options& o, std::vector<std::uint16_t>& tls_ports) {
+    if (!options.tls) return;
+    tls_ports.push_back(free_loopback_port());
+    auto const tls = tls_args(*options.tls, tls_ports.back());
+    o.extra_args.insert(o.extra_args.end(), tls.begin(), tls.end());
+  };
   redis_options master_options;
   master_options.password = options.data_password;
   master_options.start_timeout = options.start_timeout;
   // After a failover the old master replicates from the new one, which wants the same password.
   if (!options.data_password.empty()) master_options.extra_args = {"--masterauth", options.data_password};
+  with_tls(master_options, data_tls_ports_);
   auto const& master = *data_nodes_.emplace_back(std::make_unique<redis_server>(master_options));
+  auto const master_port = options.tls ? data_tls_ports_[0] : master.port();
   redis_options replica_options;
-  replica_options.replica_of = master.port();
+  replica_options.replica_of = master_port;
   replica_options.password = options.data_password;
   replica_options.start_timeout = options.start_timeout;
+  with_tls(replica_options, data_tls_ports_);
   auto const& replica = *data_nodes_.emplace_back(std::make_unique<redis_server>(replica_options));
   // A sentinel learns of replicas from its master's INFO, asked at once and then every 10 s: the
   // replica must be there for the first.
@@ -71,7 +81,7 @@ redis_sentinel_set::redis_sentinel_set(sentinel_options options) {
     sentinel.password = options.sentinel_password;
     sentinel.start_timeout = options.start_timeout;
     sentinel.config_file_lines = {
-        fmt::format("sentinel monitor {} 127.0.0.1 {} 2", name, master.port()),
+        fmt::format("sentinel monitor {} 127.0.0.1 {} 2", name, master_port),
         fmt::format("sentinel down-after-milliseconds {} {}", name, options.down_after.count()),
         fmt::format("sentinel failover-timeout {} {}", name, options.failover_timeout.count()),
         fmt::format("sentinel parallel-syncs {} 1", name),
@@ -80,11 +90,12 @@ redis_sentinel_set::redis_sentinel_set(sentinel_options options) {
     if (!options.data_password.empty()) {
       sentinel.config_file_lines.push_back(fmt::format("sentinel auth-pass {} {}", name, options.data_password));
     }
+    with_tls(sentinel, sentinel_tls_ports_);
     sentinels_.push_back(std::make_unique<redis_server>(std::move(sentinel)));
   }
   // Sentinels find each other through hello messages on the master, sent every 2 s.
   wait_until("the sentinels to see the master, its replica and each other", options.start_timeout,
-             [this, port = master.port()] { return unmet_ready(port); });
+             [this, master_port] { return unmet_ready(master_port); });
 }
 
 std::string redis_sentinel_set::unmet_ready(std::uint16_t master_port) const {
@@ -105,8 +116,10 @@ std::string redis_sentinel_set::unmet_ready(std::uint16_t master_port) const {
 }
 
 redis_server& redis_sentinel_set::data_node(std::uint16_t port) {
-  for (auto const& node : data_nodes_) {
-    if (node->port() == port) return *node;
+  for (std::size_t i = 0; i < data_nodes_.size(); ++i) {
+    if (data_nodes_[i]->port() == port || (i < data_tls_ports_.size() && data_tls_ports_[i] == port)) {
+      return *data_nodes_[i];
+    }
   }
   throw std::runtime_error{fmt::format("the sentinels report master port {}, not a port of the set", port)};
 }
@@ -114,8 +127,7 @@ redis_server& redis_sentinel_set::data_node(std::uint16_t port) {
 redis_server& redis_sentinel_set::master() { return data_node(current_master_port()); }
 
 redis_server& redis_sentinel_set::replica() {
-  auto const master_port = current_master_port();
-  return *data_nodes_[data_nodes_[0]->port() == master_port ? 1 : 0];
+  return *data_nodes_[&master() == data_nodes_[0].get() ? 1 : 0];
 }
 
 std::vector<std::uint16_t> redis_sentinel_set::sentinel_ports() const {
@@ -130,6 +142,13 @@ std::string redis_sentinel_set::url() const {
   std::vector<std::string> addresses;
   for (auto const port : sentinel_ports()) addresses.push_back(fmt::format("127.0.0.1:{}", port));
   return fmt::format("redis-sentinel://{}/{}", fmt::join(addresses, ","), name);
+}
+
+std::string redis_sentinel_set::tls_url(std::string const& query) const {
+  if (sentinel_tls_ports_.empty()) throw std::logic_error{"this Sentinel set serves no TLS (sentinel_options::tls)"};
+  std::vector<std::string> addresses;
+  for (auto const port : sentinel_tls_ports_) addresses.push_back(fmt::format("127.0.0.1:{}", port));
+  return fmt::format("rediss-sentinel://{}/{}{}{}", fmt::join(addresses, ","), name, query.empty() ? "" : "?", query);
 }
 
 std::uint16_t redis_sentinel_set::current_master_port() const {

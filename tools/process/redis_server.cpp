@@ -274,4 +274,10 @@ void wait_until(std::string_view what, std::chrono::milliseconds limit,
   }
 }
 
+std::vector<std::string> tls_args(tls_files const& files, std::uint16_t tls_port) {
+  return {"--tls-port",         std::to_string(tls_port), "--tls-cert-file",    files.cert_file,
+          "--tls-key-file",     files.key_file,           "--tls-ca-cert-file", files.ca_file,
+          "--tls-auth-clients", "no",                     "--tls-replication",  "yes"};
+}
+
 }  // namespace redisync::process

@@ -19,6 +19,17 @@
 
 namespace redisync::process {
 
+// Certificate files for servers that serve TLS as well as plain TCP (PEM paths).
+struct tls_files {
+  std::string cert_file;
+  std::string key_file;
+  std::string ca_file;
+};
+
+// The arguments of a server that also serves TLS on `tls_port`, without asking clients for
+// certificates, and replicates over TLS (a Sentinel: talks TLS to the servers it watches).
+std::vector<std::string> tls_args(tls_files const& files, std::uint16_t tls_port);
+
 struct redis_options {
   std::vector<std::string> extra_args;  // appended to the command line ("--requirepass", "x")
   std::uint16_t replica_of = 0;         // port of a master on 127.0.0.1, or 0
