@@ -1,8 +1,8 @@
 #pragma once
 
-// A host for the acquire loop without sockets or real time: attempts are recorded and answered by
-// the test, subscriptions are confirmed by the test, alarms ring when the test moves the fake
-// clock past them.
+// A host for the acquire and release loops without sockets or real time: calls are recorded and
+// answered by the test, subscriptions are confirmed by the test, alarms ring when the test moves
+// the fake clock past them.
 
 #include "sync/acquire_op.hpp"
 

@@ -17,6 +17,15 @@ namespace redisync::detail::lock_protocol {
 namespace asio = boost::asio;
 using io::error_code;
 
+namespace {
+
+sync::release_op::params params_of(sync::client_core& core, std::string name, std::string owner) {
+  auto const slot = core.router().slot_of(name);
+  return {std::move(name), std::move(owner), slot};
+}
+
+}  // namespace
+
 void start_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                    std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
                    asio::any_completion_handler<void(error_code)> h, lock_kind kind) {
@@ -36,26 +45,29 @@ void release_detached(std::shared_ptr<sync::client_core> core, std::string name,
 lock_release::lock_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                            std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
                            pending_handler<void(error_code)> handler, lock_kind kind)
-    : core_{std::move(core)}, name_{std::move(name)}, owner_{std::move(owner)}, kind_{kind},
-      slot_{core_->router().slot_of(name_)}, hold_{std::move(hold)}, level_{std::move(level)},
-      handler_{std::move(handler)}, in_progress_{core_->track()} {}
+    : release_op{core, params_of(*core, std::move(name), std::move(owner))}, core_{std::move(core)},
+      kind_{kind}, hold_{std::move(hold)}, level_{std::move(level)}, handler_{std::move(handler)},
+      in_progress_{core_->track()} {}
 
 void lock_release::start() {
-  if (auto ec = sync::validate_name(name_)) return complete(ec);
-  if (auto ec = sync::validate_owner(owner_)) return complete(ec);
+  auto const& [name, owner, slot] = args();
+  if (auto ec = sync::validate_name(name)) return complete(ec);
+  if (auto ec = sync::validate_owner(owner)) return complete(ec);
   if (hold_ && !hold_->active()) return complete(error::lease_lost);
-  auto const key = sync::hold_key(owner_, name_);
-  core_->unsettled().when_settled(key, [self = shared_from_this()] { self->begin(); });
+  auto const key = sync::hold_key(owner, name);
+  auto self = std::static_pointer_cast<lock_release>(shared_from_this());
+  core_->unsettled().when_settled(key, [self = std::move(self)] { self->begin(); });
 }
 
 void lock_release::begin() {
-  if (!hold_) hold_ = core_->find_hold(sync::hold_key(owner_, name_));
+  auto const& name = args().name;
+  if (!hold_) hold_ = core_->find_hold(sync::hold_key(args().owner, name));
   if (hold_) kind_ = hold_->lock;
   switch (kind_) {
     case lock_kind::reentrant:
-    case lock_kind::fair: channel_ = channel_of(name_); break;
+    case lock_kind::fair: channel_ = channel_of(name); break;
     case lock_kind::read:
-    case lock_kind::write: channel_ = rw_protocol::channel_of(name_); break;
+    case lock_kind::write: channel_ = rw_protocol::channel_of(name); break;
   }
   if (hold_ && !hold_->active()) return complete(error::lease_lost);
   if (hold_ && !level_) {
@@ -108,34 +120,31 @@ void lock_release::give_back_target() {
   target->on_wake(true);
 }
 
-void lock_release::send() {
-  std::string const lease = std::to_string((hold_ ? hold_->lease : core_->cfg().watchdog_lease).count());
-  bool const by_digest = loads_ < loads_per_call;
-  io::outgoing out;
-  if (kind_ == lock_kind::fair) {
-    out = fair_call(by_digest);
-  } else if (!hands_over()) {
-    out = rw_call(by_digest);
-  } else if (!retry_of_ && !target_) {
-    std::array<std::string_view, 1> const keys{name_};
-    std::array<std::string_view, 4> const argv{"release", owner_, lease, channel_};
-    out = script_call(scripts::lock_calls, slot_, keys, argv, by_digest);
-  } else {
-    auto const& target = target_;
-    std::string const token_key = token_key_of(name_);
-    std::string const before = retry_of_ ? std::to_string(*retry_of_) : "";
-    std::string const next_lease = target ? std::to_string(target->lease().count()) : "";
-    std::array<std::string_view, 2> const keys{name_, token_key};
-    bool const keep = core_->cfg().persistent_fencing_counter;
-    std::array<std::string_view, 7> const argv{keep ? "release-with+" : "release-with", owner_, lease, channel_,
-                                               before, target ? target->owner() : "", next_lease};
-    out = script_call(scripts::lock_calls, slot_, keys, argv, by_digest);
+io::outgoing lock_release::call(bool retry, bool by_digest) {
+  // Every retry names the count from before the first call whose outcome was lost.
+  if (!retry) {
+    retry_of_.reset();
+  } else if (!retry_of_ && hold_) {
+    retry_of_ = hold_->count;
   }
-  sent_ = sync::clock_type::now();
-  auto on_reply = [self = shared_from_this()](error_code ec, io::response replies) {
-    self->on_reply(ec, std::move(replies));
-  };
-  core_->send(release_script(), slot_, std::move(out), {}, std::move(on_reply));
+  auto const& [name, owner, slot] = args();
+  if (kind_ == lock_kind::fair) return fair_call(by_digest);
+  if (!hands_over()) return rw_call(by_digest);
+  std::string const lease = std::to_string((hold_ ? hold_->lease : core_->cfg().watchdog_lease).count());
+  auto const retry_count = retry_of_;
+  if (!retry_count && !target_) {
+    std::array<std::string_view, 1> const keys{name};
+    std::array<std::string_view, 4> const argv{"release", owner, lease, channel_};
+    return script_call(scripts::lock_calls, slot, keys, argv, by_digest);
+  }
+  std::string const token_key = token_key_of(name);
+  std::string const before = retry_count ? std::to_string(*retry_count) : "";
+  std::string const next_lease = target_ ? std::to_string(target_->lease().count()) : "";
+  std::array<std::string_view, 2> const keys{name, token_key};
+  bool const keep = core_->cfg().persistent_fencing_counter;
+  std::array<std::string_view, 7> const argv{keep ? "release-with+" : "release-with", owner, lease, channel_,
+                                             before, target_ ? target_->owner() : "", next_lease};
+  return script_call(scripts::lock_calls, slot, keys, argv, by_digest);
 }
 
 script const& lock_release::release_script() const {
@@ -145,69 +154,56 @@ script const& lock_release::release_script() const {
 
 io::outgoing lock_release::fair_call(bool by_digest) const {
   auto const args = fair_protocol::release_args(
-      *core_, name_, owner_, hold_ ? hold_->lease : core_->cfg().watchdog_lease, retry_of_,
-      target_ ? target_->owner() : std::string_view{}, target_ ? std::optional{target_->lease()} : std::nullopt);
-  return script_call(scripts::fair_calls, slot_, args, by_digest);
+      *core_, release_op::args().name, release_op::args().owner,
+      hold_ ? hold_->lease : core_->cfg().watchdog_lease, retry_of_, target_ ? target_->owner() : std::string_view{},
+      target_ ? std::optional{target_->lease()} : std::nullopt);
+  return script_call(scripts::fair_calls, release_op::args().slot, args, by_digest);
 }
 
 io::outgoing lock_release::rw_call(bool by_digest) const {
   // A release that frees the lock may give it to a waiting writer of another client, unless a
   // writer of this client waits: that one tries at once, behind the release.
   bool const may_grant = !(core_->has_waiters(channel_) && rw_protocol::writer_waits_in(core_->queue(channel_)));
-  auto const args = rw_protocol::release_args(*core_, kind_, name_, owner_,
-                                              hold_ ? hold_->lease : core_->cfg().watchdog_lease, retry_of_, may_grant);
-  return script_call(scripts::rw_calls, slot_, args, by_digest);
+  auto const args = rw_protocol::release_args(*core_, kind_, release_op::args().name, release_op::args().owner,
+                                              hold_ ? hold_->lease : core_->cfg().watchdog_lease, retry_of_,
+                                              may_grant);
+  return script_call(scripts::rw_calls, release_op::args().slot, args, by_digest);
 }
 
-void lock_release::on_reply(error_code ec, io::response replies) {
+void lock_release::answered() {
   if (std::exchange(waking_, false)) core_->end_waking_release(channel_);
-  if (!ec && replies.size() == 1 && replies[0].is_error() &&
-      error_from_server_text(replies[0].text()) == error::no_script) {
-    ++loads_;
-    core_->when_loaded(release_script(), slot_, [self = shared_from_this()](error_code lec) {
-      if (lec) {
-        // The waiter chosen for the hand-off would otherwise wait for it for ever.
-        if (self->target_) self->give_back_target();
-        return self->failed(lec);
-      }
-      self->send();
-    });
-    return;
-  }
-  loads_ = 0;
-  release_outcome outcome;
-  if (!ec) {
-    if (replies.size() != 1) {
-      ec = error::unexpected_reply;
-    } else if (replies[0].is_error()) {
-      ec = error_from_server_text(replies[0].text());
-    } else {
-      outcome = parse_release_reply(replies[0], retry_of_);
-      // An unreadable reply leaves the outcome unknown, like a lost connection; a server that
-      // keeps sending them gets the error after a few tries.
-      if (outcome.remaining < -1) ec = --unreadable_left_ > 0 ? error::ambiguous : error::unexpected_reply;
-    }
-  }
-  if (ec == error::ambiguous && hold_ && hold_->active() && !core_->stopped()) {
-    retry_of_ = hold_->count;  // repeating with the count it started from is idempotent
-    return send();
-  }
-  if (ec && target_ && ec != error::ambiguous) {
-    // The server refused the hand-off (its new fencing token: out of memory, TOKENLIMIT); a plain
-    // release writes nothing new. The waiter tries when the unlock message comes.
-    give_back_target();
-    return send();
-  }
-  if (ec) {
-    if (target_) give_back_target();
-    return failed(ec);
-  }
-  if (retry_of_) core_->emit(event_kind::outcome_resolved, event_level::info, name_, owner_, {}, "release");
-  succeeded(outcome);
 }
 
-void lock_release::succeeded(release_outcome const& outcome) {
+bool lock_release::read(resp::value const& reply) {
+  outcome_ = parse_release_reply(reply, retry_of_);
+  return outcome_.remaining >= -1;
+}
+
+bool lock_release::may_repeat() const {
+  // Repeating with the count it started from is idempotent.
+  return hold_ && hold_->active() && !core_->stopped();
+}
+
+bool lock_release::goes_on_in_background() const {
+  return hold_ && hold_->active() && level_ && level_->state == sync::level_state::releasing && !core_->stopped();
+}
+
+bool lock_release::ask_less() {
+  // The server refused the hand-off (its new fencing token: out of memory, TOKENLIMIT); a plain
+  // release writes nothing new. The waiter tries when the unlock message comes.
+  if (!target_) return false;
+  give_back_target();
+  return true;
+}
+
+void lock_release::call_failed() {
+  // The waiter chosen for the hand-off would otherwise wait for it for ever.
+  if (target_) give_back_target();
+}
+
+void lock_release::succeeded() {
   std::shared_ptr<lock_acquire> new_holder;
+  auto const& outcome = outcome_;
   if (auto target = std::exchange(target_, nullptr)) {
     target->handoff_pending = false;
     if (outcome.handoff_token) {
@@ -215,7 +211,7 @@ void lock_release::succeeded(release_outcome const& outcome) {
       ++core_->queue(channel_).consecutive_handoffs;
       if (target->done()) {
         // The waiter gave up while the lock was on its way: pass it on or free it.
-        release_detached(core_, name_, std::string{target->owner()}, nullptr, nullptr, kind_);
+        release_detached(core_, args().name, std::string{target->owner()}, nullptr, nullptr, kind_);
       } else {
         new_holder = std::move(target);
       }
@@ -232,41 +228,14 @@ void lock_release::succeeded(release_outcome const& outcome) {
   auto const ec = apply(outcome);
   if (new_holder) {
     // Before anything else: the new holder's next command goes out first.
-    if (new_holder->take_handoff(*outcome.handoff_token, sent_)) {
+    if (new_holder->take_handoff(*outcome.handoff_token, sent())) {
       new_holder->handed_over();
     } else {
       new_holder->confirm_grant();
     }
   }
-  if (background_ && !ec) core_->emit(event_kind::release_retried, event_level::info, name_, owner_);
+  if (in_background() && !ec) core_->emit(event_kind::release_retried, event_level::info, args().name, args().owner);
   complete(ec);
-}
-
-void lock_release::failed(error_code ec) {
-  bool const retry = hold_ && hold_->active() && level_ && level_->state == sync::level_state::releasing &&
-                     !core_->stopped();
-  if (!background_) {
-    complete(ec);
-    if (!retry) return;
-    core_->emit(event_kind::release_failed, event_level::warning, name_, owner_, ec);
-    background_ = true;
-  }
-  if (retry) retry_later();
-}
-
-void lock_release::retry_later() {
-  retry_of_.reset();
-  unreadable_left_ = 3;
-  if (!pause_) pause_.emplace(core_->router().io_executor());
-  pause_->expires_after(delay_);
-  delay_ = std::min(delay_ * 2, std::chrono::milliseconds{1000});
-  pause_->async_wait(asio::bind_executor(core_->strand(), [self = shared_from_this()](error_code ec) {
-    if (ec || self->core_->stopped() || !self->hold_->active() ||
-        self->level_->state != sync::level_state::releasing) {
-      return;
-    }
-    self->send();
-  }));
 }
 
 error_code lock_release::apply(release_outcome const& out) {
@@ -281,7 +250,7 @@ error_code lock_release::apply(release_outcome const& out) {
   }
   if (out.refused_publish) {
     // The release stands; only other clients' waiters were not told (they wake at the PTTL).
-    core_->emit(event_kind::waiters_not_notified, event_level::warning, name_, owner_, error::no_permission,
+    core_->emit(event_kind::waiters_not_notified, event_level::warning, args().name, args().owner, error::no_permission,
                 *out.refused_publish);
     core_->wake_first_waiter(channel_);
   }
@@ -296,8 +265,8 @@ error_code lock_release::apply(release_outcome const& out) {
     return {};
   }
   hold_->count = out.remaining;
-  hold_->set_valid_until(sync::validity_deadline(sent_, hold_->lease));
-  if (hold_->watchdog && hold_->application_holds()) core_->leases().schedule_renewal(hold_, sent_);
+  hold_->set_valid_until(sync::validity_deadline(sent(), hold_->lease));
+  if (hold_->watchdog && hold_->application_holds()) core_->leases().schedule_renewal(hold_, sent());
   core_->leases().schedule_validity_check(hold_);
   return {};
 }

@@ -1,17 +1,14 @@
 #pragma once
 
 // Releasing the reentrant lock (the fair lock through its queue, a read-write lock's side without
-// hand-offs), one level at a time, as one
-// state machine for the common case (the last level, one script call completed from its reply) and
-// every other: a hand-off to this client's first waiter inside the release script (for a fair
-// lock, only if the server finds it at the head of the queue); a retry with the count it started
-// from when the outcome was lost; a plain release when the server refuses the hand-off; and, when
-// the server refuses the release itself, a retry in the background (50 ms doubling to 1 s) until it
-// goes through or the hold ends, with the hold's renewal stopped meanwhile.
+// hand-offs), one level at a time, on the shared release loop (sync::release_op, which retries):
+// the lock's part is its calls, with a hand-off to this client's first waiter inside the release
+// script (for a fair lock, only if the server finds it at the head of the queue), given up for a
+// plain release when the server refuses it; the count it started from in a call whose earlier
+// outcome was lost; and what the outcome means for the hold, whose renewal stops meanwhile.
 
 #include "primitives/lock/protocol.hpp"
-
-#include <boost/asio/steady_timer.hpp>
+#include "sync/release_op.hpp"
 
 #include <optional>
 
@@ -32,7 +29,7 @@ void release_detached(std::shared_ptr<sync::client_core> core, std::string name,
                       std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
                       lock_kind kind = lock_kind::reentrant);
 
-class lock_release : public std::enable_shared_from_this<lock_release> {
+class lock_release final : public sync::release_op {
  public:
   lock_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
@@ -44,39 +41,36 @@ class lock_release : public std::enable_shared_from_this<lock_release> {
   void begin();
   void choose_handoff_target();
   void give_back_target();
-  void send();
-  script const& release_script() const;
   // A fair lock's release: the next waiter of the server's queue is called; no local hand-off.
   io::outgoing fair_call(bool by_digest) const;
   // A read-write lock's: its message wakes the waiters of either side.
   io::outgoing rw_call(bool by_digest) const;
   bool hands_over() const noexcept { return kind_ == lock_kind::reentrant || kind_ == lock_kind::fair; }
-  void on_reply(io::error_code ec, io::response replies);
-  void succeeded(release_outcome const& outcome);
-  void failed(io::error_code ec);
-  void retry_later();
   io::error_code apply(release_outcome const& out);
-  void complete(io::error_code ec);
+
+  // ---- the release loop's questions
+  script const& release_script() const override;
+  io::outgoing call(bool retry, bool by_digest) override;
+  bool read(resp::value const& reply) override;
+  bool may_repeat() const override;
+  bool goes_on_in_background() const override;
+  bool ask_less() override;
+  void answered() override;
+  void call_failed() override;
+  void succeeded() override;
+  void complete(io::error_code ec) override;
 
   std::shared_ptr<sync::client_core> core_;
-  std::string name_;
-  std::string owner_;
   lock_kind kind_;
   std::string channel_;  // where this client's waiters for the lock listen
-  routing::slot_type slot_;
   std::shared_ptr<sync::hold_state> hold_;
   std::shared_ptr<sync::hold_level> level_;
   pending_handler<void(io::error_code)> handler_;
   std::shared_ptr<lock_acquire> target_;  // the local waiter the lock is handed to, if any
-  std::optional<std::int64_t> retry_of_;        // the count before an attempt whose outcome was lost
-  int unreadable_left_ = 3;                     // unreadable replies taken for lost outcomes
-  int loads_ = 0;                               // NOSCRIPT replies in a row
-  bool waking_ = false;                         // its early wake ran: see begin_waking_release
-  bool background_ = false;                     // the caller has its answer; retrying on our own
-  std::chrono::milliseconds delay_{50};
-  sync::clock_type::time_point sent_{};
-  std::optional<boost::asio::steady_timer> pause_;
-  sync::work_ticket in_progress_;  // while it runs, retries in the background included
+  release_outcome outcome_;                // of the reply read
+  std::optional<std::int64_t> retry_of_;   // the count before a call whose outcome was lost
+  bool waking_ = false;                    // its early wake ran: see begin_waking_release
+  sync::work_ticket in_progress_;          // while it runs, retries in the background included
 };
 
 }  // namespace redisync::detail::lock_protocol
