@@ -7,7 +7,7 @@
 #include "sync/validate.hpp"
 #include "routing/request_slot.hpp"
 
-#include "primitives/lock/release.hpp"
+#include "sync/hold_kind.hpp"
 #include "primitives/rw_lock/protocol.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -158,7 +158,7 @@ asio::awaitable<void> release_every_level(core_ptr core, std::shared_ptr<detail:
     auto level = hold->let_go_innermost();
     if (!level) co_return;
     auto send = [&](auto handler) {
-      detail::lock_protocol::start_release(core, hold->name, hold->owner, hold, level, std::move(handler));
+      hold->kind->release(core, hold, level, std::move(handler));
     };
     co_await asio::async_initiate<decltype(tuple_token), void(error_code)>(send, tuple_token);
   }

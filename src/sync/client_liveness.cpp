@@ -24,7 +24,7 @@ std::uint64_t client_liveness::enlist(routing::slot_type slot, renewal_kind cons
   s.beat->name = alive_key(slot);
   s.beat->owner = client_id_;
   s.beat->slot = slot;
-  s.beat->kind = &kind;
+  s.beat->renewal = &kind;
   s.beat->lease = liveness_;
   s.beat->watchdog = true;
   s.beat->granted = true;

@@ -6,7 +6,6 @@
 // everything else only on the client's strand.
 
 #include <redisync/held.hpp>
-#include <redisync/lock_kind.hpp>
 
 #include "routing/router.hpp"
 #include "sync/timing_wheel.hpp"
@@ -27,6 +26,7 @@ namespace redisync::detail::sync {
 
 using clock_type = std::chrono::steady_clock;
 
+class hold_kind;
 class renewal_kind;
 
 // One guard's level of a hold. Its state moves held -> releasing -> released, each step once and
@@ -60,13 +60,13 @@ struct hold_state {
   std::string key;      // of the client's hold table: owner and name
   std::string channel;  // where its waiters listen
   routing::slot_type slot = 0;
-  renewal_kind const* kind = nullptr;
+  renewal_kind const* renewal = nullptr;
+  hold_kind const* kind = nullptr;  // says how its levels are released (none for a liveness beat)
   std::uint64_t token = 0;
   std::int64_t count = 0;  // hold levels, as the server last reported them
   std::chrono::milliseconds lease{};
   bool watchdog = false;
   bool granted = false;  // false while the first acquire is in flight (watchdog already armed)
-  lock_kind lock = lock_kind::reentrant;  // says how its release goes
   // Set for a client's liveness beat (client_liveness), which the watchdog renews like a hold but
   // which is no hold: told each beat's flag, never lost or checked.
   std::function<void(std::int64_t)> on_beat;

@@ -75,7 +75,7 @@ void lease_registry::on_tick() {
       schedule_renewal(hold, now - hold->lease / 3 + wheel_.tick());
       continue;
     }
-    renewals[{hold->kind, hold->lease, hold->slot}].push_back(std::move(hold));
+    renewals[{hold->renewal, hold->lease, hold->slot}].push_back(std::move(hold));
   }
   for (auto& [key, holds] : renewals) {
     for (std::size_t i = 0; i < holds.size(); i += renewals_per_call) {
@@ -91,7 +91,7 @@ asio::awaitable<void> lease_registry::renew(std::vector<std::shared_ptr<hold_sta
                                             std::chrono::milliseconds lease) {
   auto const anchor = cb_.anchor();
   auto const alive = alive_;
-  auto const& kind = *batch.front()->kind;
+  auto const& kind = *batch.front()->renewal;
   auto const args = kind.renewal_args(batch, lease);
   auto const sent = clock_type::now();
   // While disconnected a renewal waits for the connection until the first of its holds is due to

@@ -1,5 +1,7 @@
 #include "primitives/lock/acquire.hpp"
 
+#include "primitives/lock/release.hpp"
+
 #include "sync/held_access.hpp"
 #include "sync/launch.hpp"
 #include "sync/validate.hpp"
@@ -110,10 +112,10 @@ sync::hold_state& lock_acquire::new_hold() {
   hold_->key = key();
   hold_->channel = args().channel;
   hold_->slot = args().slot;
-  hold_->kind = &hold_renewal();
+  hold_->renewal = &hold_renewal();
+  hold_->kind = &hold_kind_of(kind());
   hold_->lease = lease_;
   hold_->watchdog = watchdog_;
-  hold_->lock = kind();
   return *hold_;
 }
 

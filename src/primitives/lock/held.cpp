@@ -1,7 +1,7 @@
 #include <redisync/held.hpp>
 
 #include "primitives/lock/queries.hpp"
-#include "primitives/lock/release.hpp"
+#include "sync/hold_kind.hpp"
 #include "sync/launch.hpp"
 
 #include <boost/asio/post.hpp>
@@ -38,7 +38,7 @@ held& held::operator=(held&& other) noexcept {
 held::~held() {
   // A destructor cannot wait: the release runs in the background.
   if (core_ && state_ && level_ && state_->active() && state_->let_go(*level_)) {
-    detail::lock_protocol::release_detached(core_, state_->name, state_->owner, state_, level_);
+    state_->kind->release(core_, state_, level_, asio::any_completion_handler<void(error_code)>{[](error_code) {}});
   }
 }
 
@@ -86,7 +86,7 @@ void held::start_release(core_ptr const& core, state_ptr const& state, level_ptr
   }
   // The stop ends every hold as lost, and nothing is sent after it.
   if (core->stop_requested()) return detail::sync::fail_at_once(std::move(h), error::lease_lost);
-  detail::lock_protocol::start_release(core, state->name, state->owner, state, level, std::move(h));
+  state->kind->release(core, state, level, std::move(h));
 }
 
 void held::start_wait_lost(core_ptr const& core, state_ptr const& state,

@@ -19,12 +19,44 @@ using io::error_code;
 
 namespace {
 
+class lock_hold_kind final : public sync::hold_kind {
+ public:
+  explicit lock_hold_kind(lock_kind which) : which_{which} {}
+  void release(std::shared_ptr<sync::client_core> core, std::shared_ptr<sync::hold_state> hold,
+               std::shared_ptr<sync::hold_level> level, asio::any_completion_handler<void(error_code)> h) const override {
+    std::string name = hold->name, owner = hold->owner;
+    start_release(std::move(core), std::move(name), std::move(owner), std::move(hold), std::move(level), std::move(h),
+                  which_);
+  }
+  lock_kind which() const noexcept { return which_; }
+
+ private:
+  lock_kind which_;
+};
+
+std::array<lock_hold_kind, 4> const hold_kinds{lock_hold_kind{lock_kind::reentrant}, lock_hold_kind{lock_kind::fair},
+                                               lock_hold_kind{lock_kind::read}, lock_hold_kind{lock_kind::write}};
+
 sync::release_op::params params_of(sync::client_core& core, std::string name, std::string owner) {
   auto const slot = core.router().slot_of(name);
   return {std::move(name), std::move(owner), slot};
 }
 
 }  // namespace
+
+sync::hold_kind const& hold_kind_of(lock_kind kind) {
+  for (auto const& k : hold_kinds) {
+    if (k.which() == kind) return k;
+  }
+  return hold_kinds.front();
+}
+
+lock_kind lock_kind_of(sync::hold_state const& hold) {
+  for (auto const& k : hold_kinds) {
+    if (hold.kind == &k) return k.which();
+  }
+  return lock_kind::reentrant;
+}
 
 void start_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                    std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
@@ -62,7 +94,7 @@ void lock_release::start() {
 void lock_release::begin() {
   auto const& name = args().name;
   if (!hold_) hold_ = core_->find_hold(sync::hold_key(args().owner, name));
-  if (hold_) kind_ = hold_->lock;
+  if (hold_) kind_ = lock_kind_of(*hold_);
   switch (kind_) {
     case lock_kind::reentrant:
     case lock_kind::fair: channel_ = channel_of(name); break;

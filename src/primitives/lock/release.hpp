@@ -8,6 +8,7 @@
 // outcome was lost; and what the outcome means for the hold, whose renewal stops meanwhile.
 
 #include "primitives/lock/protocol.hpp"
+#include "sync/hold_kind.hpp"
 #include "sync/release_op.hpp"
 
 #include <optional>
@@ -28,6 +29,11 @@ void start_release(std::shared_ptr<sync::client_core> core, std::string name, st
 void release_detached(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
                       std::shared_ptr<sync::hold_state> hold, std::shared_ptr<sync::hold_level> level,
                       lock_kind kind = lock_kind::reentrant);
+
+// How the holds of each lock kind are released: through start_release, with the kind.
+sync::hold_kind const& hold_kind_of(lock_kind kind);
+// The lock kind of a hold that a lock acquire made.
+lock_kind lock_kind_of(sync::hold_state const& hold);
 
 class lock_release final : public sync::release_op {
  public:
