@@ -6,7 +6,6 @@
 #include "support/fault_scenario.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/processes.hpp"
-#include "support/tls_redis.hpp"
 
 #include <redisync/redisync.hpp>
 
@@ -50,7 +49,7 @@ std::string name_on(redis_cluster& cluster, std::size_t master_index, std::strin
   }
 }
 
-constexpr std::array<lock_kind, 4> kinds{lock_kind::reentrant, lock_kind::fair, lock_kind::read, lock_kind::write};
+using redisync::test::all_lock_kinds;
 
 }  // namespace
 
@@ -65,9 +64,9 @@ BOOST_AUTO_TEST_CASE(locks_of_every_kind_work_on_a_thousand_names_over_every_mas
     auto me = c.new_owner();
     std::vector<held> holds;
     for (int i = 0; i < 1000; ++i) {
-      auto l = redisync::test::lock_of_kind(me, kinds[i % 4], "spread-" + std::to_string(i));
+      auto l = redisync::test::lock_of_kind(me, all_lock_kinds[i % 4], "spread-" + std::to_string(i));
       holds.push_back(co_await l.acquire(asio::use_awaitable));
-      BOOST_TEST((holds.back().token() > 0u) == (kinds[i % 4] != lock_kind::read));  // reads carry 0
+      BOOST_TEST((holds.back().token() > 0u) == (all_lock_kinds[i % 4] != lock_kind::read));  // reads carry 0
     }
     for (auto& h : holds) co_await h.release(asio::use_awaitable);
   });
@@ -105,7 +104,7 @@ BOOST_AUTO_TEST_CASE(fair_waiters_are_judged_alive_per_client_in_the_lock_slot) 
 
 BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter_of_every_kind_over_sharded_pubsub) {
   run_on_cluster([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
-    for (auto const kind : kinds) {
+    for (auto const kind : all_lock_kinds) {
       // Without a message the waiter would sleep until the 30 s lease ran out.
       auto name = "wake-" + std::to_string(static_cast<int>(kind));
       auto a = c.new_owner(), b = c.new_owner();
@@ -413,45 +412,6 @@ BOOST_AUTO_TEST_CASE(redisync_waits_for_a_redisson_cluster_client_and_is_woken_b
   BOOST_TEST_REQUIRE(peer.wait(20s));
   BOOST_TEST(peer.exit_code() == 0);
   BOOST_TEST((acquired_at - peer_event_ns(peer, "released")) / 1'000'000 < 2000);
-}
-
-BOOST_AUTO_TEST_SUITE_END()
-
-BOOST_AUTO_TEST_SUITE(cluster_tls, *boost::unit_test::label("cluster"))
-
-// A cluster that serves TLS: the seeds are TLS ports, the map names every master's TLS port, and
-// every kind locks, and wakes a waiter over sharded pub/sub, through TLS alone.
-BOOST_AUTO_TEST_CASE(every_kind_works_on_a_cluster_over_tls) {
-  redisync::test::test_certificates certificates{fmt::format("cluster-{}", ::getpid())};
-  redisync::process::cluster_options options;
-  options.tls = {certificates.file("server.pem"), certificates.file("server.key"), certificates.file("ca.pem")};
-  redis_cluster cluster{options};
-  std::set<std::string> tls_addresses;
-  for (std::size_t i = 0; i < cluster.nodes().size(); ++i) {
-    tls_addresses.insert(fmt::format("127.0.0.1:{}", cluster.tls_port(i)));
-  }
-  auto cfg = fast_config(cluster.tls_url("tls_ca_file=" + certificates.file("ca.pem")));
-  run_client(cfg, [&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
-    auto me = c.new_owner(), other = c.new_owner();
-    std::set<std::string> nodes_used;
-    for (int i = 0; i < 40; ++i) {
-      auto const kind = kinds[i % 4];
-      auto const name = "tls-" + std::to_string(i);
-      auto h = co_await redisync::test::lock_of_kind(me, kind, name).acquire(asio::use_awaitable);
-      nodes_used.insert(c.node_of(name));
-      // Released with a waiter of another owner: its wake-up comes over the TLS connection.
-      auto const waiter_kind = kind == lock_kind::read ? lock_kind::write : kind;
-      redisync::test::background_acquire waiter{ctx, redisync::test::lock_of_kind(other, waiter_kind, name)};
-      auto waits = [&] { return c.stats().waiters == 1; };
-      co_await redisync::test::wait_until(waits, 5s);
-      co_await h.release(asio::use_awaitable);
-      BOOST_TEST_REQUIRE(co_await waiter.wait(5s));
-      BOOST_TEST_REQUIRE(waiter.result().has_value());
-      co_await waiter.result()->release(asio::use_awaitable);
-    }
-    BOOST_TEST(nodes_used.size() == 3u);
-    for (auto const& node : nodes_used) BOOST_TEST(tls_addresses.contains(node), node << " is no TLS port");
-  }, std::chrono::seconds{60});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -4,7 +4,6 @@
 #include "process/redis_sentinel.hpp"
 #include "support/fault_scenario.hpp"
 #include "support/lock_fixture.hpp"
-#include "support/tls_redis.hpp"
 
 #include <redisync/redisync.hpp>
 
@@ -141,37 +140,6 @@ BOOST_AUTO_TEST_CASE(a_master_name_no_sentinel_knows_fails_fast_and_says_so) {
     BOOST_TEST_INFO(why);
     BOOST_TEST(why.find("knows no master named 'nosuch'") != std::string::npos);
   });
-}
-
-// Every process serves TLS as well: the client asks the sentinels over TLS, reaches the master's
-// TLS port that they report, and follows a failover to the other one.
-BOOST_AUTO_TEST_CASE(sentinels_and_the_master_over_tls_through_a_failover) {
-  redisync::test::test_certificates certificates{fmt::format("sentinel-{}", ::getpid())};
-  redisync::process::sentinel_options options;
-  options.tls = {certificates.file("server.pem"), certificates.file("server.key"), certificates.file("ca.pem")};
-  redis_sentinel_set set{options};
-  auto cfg = fast_config(set.tls_url("tls_ca_file=" + certificates.file("ca.pem")));
-  run_client(cfg, [&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
-    auto me = c.new_owner(), other = c.new_owner();
-    for (int round = 0; round < 2; ++round) {
-      auto const master = fmt::format("127.0.0.1:{}", set.current_master_port());
-      auto h = co_await me.lock("tls-sentinel").acquire(asio::use_awaitable);
-      BOOST_TEST(c.node_of("tls-sentinel") == master);
-      redisync::test::background_acquire waiter{ctx, other.lock("tls-sentinel")};
-      auto waits = [&] { return c.stats().waiters == 1; };
-      co_await redisync::test::wait_until(waits, 5s);
-      co_await h.release(asio::use_awaitable);
-      BOOST_TEST_REQUIRE(co_await waiter.wait(5s));
-      BOOST_TEST_REQUIRE(waiter.result().has_value());
-      BOOST_TEST(waiter.result()->token() > h.token());
-      co_await waiter.result()->release(asio::use_awaitable);
-      if (round == 0) {
-        auto const connects = c.stats().connects;
-        set.failover();
-        co_await redisync::test::wait_until([&] { return c.stats().connects > connects; }, 10s);
-      }
-    }
-  }, std::chrono::seconds{90});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

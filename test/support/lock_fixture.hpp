@@ -14,6 +14,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <array>
 #include <functional>
 #include <map>
 #include <optional>
@@ -130,6 +131,9 @@ inline std::int64_t command_calls(process::redis_server const& redis, std::strin
   if (pos == std::string::npos) return 0;
   return std::stoll(stats.substr(pos + command.size() + 15));
 }
+
+inline constexpr std::array<lock_kind, 4> all_lock_kinds{lock_kind::reentrant, lock_kind::fair, lock_kind::read,
+                                                         lock_kind::write};
 
 // The handle of `kind` on `name` for `me`.
 inline lock lock_of_kind(owner const& me, lock_kind kind, std::string const& name) {
