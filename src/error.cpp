@@ -52,6 +52,8 @@ class category_impl final : public boost::system::error_category {
         return "the request's keys hash to more than one cluster slot (use a hash tag such as {user1} in each)";
       case error::not_replicated:
         return "fewer replicas than config::wait_replicas acknowledged the acquire in time; it was undone";
+      case error::too_many_permits:
+        return "more permits asked for than the semaphore has in all (set them first with try_set_permits)";
     }
     return "unknown redisync error";
   }
@@ -65,7 +67,7 @@ boost::system::error_category const& error_category() noexcept {
 }
 
 error error_from_server_text(std::string_view text) noexcept {
-  static constexpr std::array<std::pair<std::string_view, error>, 18> prefixes{{
+  static constexpr std::array<std::pair<std::string_view, error>, 19> prefixes{{
       {"WRONGTYPE", error::wrong_type},
       {"NOSCRIPT", error::no_script},
       {"READONLY", error::read_only},
@@ -84,6 +86,7 @@ error error_from_server_text(std::string_view text) noexcept {
       {"UPGRADE", error::upgrade_refused},
       {"DEPTH", error::too_deep},
       {"CROSSSLOT", error::cross_slot},
+      {"PERMITS", error::too_many_permits},
   }};
   std::string_view const word = text.substr(0, text.find(' '));
   for (auto const& [prefix, code] : prefixes) {

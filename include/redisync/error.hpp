@@ -48,6 +48,7 @@ enum class error {
   too_deep,          // the owner holds the lock max_hold_depth levels deep (DEPTH from our scripts)
   cross_slot,        // a request's keys hash to more than one cluster slot (CROSSSLOT)
   not_replicated,    // fewer replicas than config::wait_replicas acknowledged an acquire in time
+  too_many_permits,  // more permits asked for than the semaphore has in all (PERMITS from our scripts)
 };
 
 boost::system::error_category const& error_category() noexcept;

@@ -8,4 +8,6 @@
 #include <redisync/held.hpp>
 #include <redisync/lock.hpp>
 #include <redisync/owner.hpp>
+#include <redisync/permits.hpp>
 #include <redisync/with_lock.hpp>
+#include <redisync/with_permit.hpp>

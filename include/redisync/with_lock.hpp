@@ -130,15 +130,16 @@ inline boost::asio::awaitable<held> acquire_for_body(lock& l, lock_options const
   co_return co_await l.acquire(asio::use_awaitable);
 }
 
-template <class Body>
-boost::asio::awaitable<body_result_t<Body>> run_with_lock(lock l, lock_options o, Body body) {
+// Runs `body` under the hold that `acquire()` (an awaitable<held>) takes, then releases it.
+template <class Acquire, class Body>
+boost::asio::awaitable<body_result_t<Body>> run_with_hold(Acquire acquire, Body body) {
   namespace asio = boost::asio;
   using result_type = body_result_t<Body>;
   // Every kind of cancellation the caller sends goes on to the acquire and the body; after one,
   // the release still runs.
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
-  held h = co_await acquire_for_body(l, o);
+  held h = co_await acquire();
   auto ex = co_await asio::this_coro::executor;
   std::exception_ptr failure;
   std::conditional_t<std::is_void_v<result_type>, int, std::optional<result_type>> result{};
@@ -180,7 +181,8 @@ auto with_lock(lock l, lock_options options, Body body, Token&& token = {}) {
     return boost::asio::async_initiate<Token, detail::with_lock_signature<Body>>(
         [](auto handler, lock l, lock_options options, Body body) {
           auto ex = boost::asio::get_associated_executor(handler, l.get_executor());
-          boost::asio::co_spawn(ex, detail::run_with_lock(std::move(l), options, std::move(body)), std::move(handler));
+          auto acquire = [l = std::move(l), options]() mutable { return detail::acquire_for_body(l, options); };
+          boost::asio::co_spawn(ex, detail::run_with_hold(std::move(acquire), std::move(body)), std::move(handler));
         },
         token, std::move(l), options, std::move(body));
   }

@@ -88,7 +88,7 @@ struct lock_env {
   }
 };
 
-// Keys other than fencing counters (which live on by design), clients' liveness keys (which
+// Keys other than fencing counters (which live on by design: a lock's, a semaphore's), clients' liveness keys (which
 // expire a liveness period after their last fair waiter: a few seconds at most in any test) and the
 // test's own data keys.
 inline std::vector<std::string> lock_keys(process::redis_server const& redis,
@@ -97,7 +97,7 @@ inline std::vector<std::string> lock_keys(process::redis_server const& redis,
   auto const keys = redis.command({"KEYS", "*"});
   for (auto const& k : keys.elements()) {
     std::string key{k.text()};
-    if (key.starts_with("redisson_lock_token:")) continue;
+    if (key.starts_with("redisson_lock_token:") || key.starts_with("redisync_permits_token:")) continue;
     if (key.starts_with("redisync_alive:")) {
       auto const pttl = redis.command({"PTTL", key}).integer();
       if (pttl == -2 || (pttl > 0 && pttl <= 5000)) continue;

@@ -16,20 +16,6 @@ namespace redisync::detail::lock_protocol {
 namespace asio = boost::asio;
 using io::error_code;
 
-namespace {
-
-// Whether an attempt that ended with `ec` and `replies` may have added a level: its outcome is
-// unknown (a lost connection, or a reply that cannot be read), or it granted one. A server error
-// reply means the script wrote nothing (each item reads before it writes).
-bool may_have_granted(error_code ec, io::response const& replies) {
-  if (ec) return ec == error::ambiguous;
-  if (replies.size() != 1) return true;
-  if (replies[0].is_error()) return false;
-  return read_acquire_reply(replies[0]).what != acquire_reply::outcome::busy;
-}
-
-}  // namespace
-
 void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
                    asio::any_completion_handler<acquire_signature> h) {
   launch_acquire<lock_acquire>(std::move(core), std::move(a), std::move(h));
@@ -113,11 +99,13 @@ sync::hold_state& lock_acquire::new_hold() {
   hold_->channel = args().channel;
   hold_->slot = args().slot;
   hold_->renewal = &hold_renewal();
-  hold_->kind = &hold_kind_of(kind());
+  hold_->kind = &kind_of_hold();
   hold_->lease = lease_;
   hold_->watchdog = watchdog_;
   return *hold_;
 }
+
+sync::hold_kind const& lock_acquire::kind_of_hold() const { return hold_kind_of(kind()); }
 
 script const& lock_acquire::attempt_script() const { return scripts::lock_calls; }
 
@@ -137,9 +125,18 @@ io::outgoing lock_acquire::attempt(bool retry, bool by_digest) {
   return script_call(scripts::lock_calls, args().slot, keys, argv, by_digest);
 }
 
+// An attempt that ended with `ec` and `replies` may have granted something if its outcome is
+// unknown (a lost connection, or a reply that cannot be read), or if it did grant. A server error
+// reply means the script wrote nothing (each item reads before it writes).
 void lock_acquire::undo_late_grant(error_code ec, io::response const& replies, std::function<void()> then) {
-  if (!may_have_granted(ec, replies)) return then();
+  bool const may_have_granted =
+      ec ? ec == error::ambiguous : replies.size() != 1 || (!replies[0].is_error() && may_grant(replies[0]));
+  if (!may_have_granted) return then();
   undo(std::move(then));
+}
+
+bool lock_acquire::may_grant(resp::value const& reply) const {
+  return read_acquire_reply(reply).what != acquire_reply::outcome::busy;
 }
 
 lock_acquire::outcome lock_acquire::read(error_code ec, io::response& replies) {

@@ -75,8 +75,11 @@ class lock_acquire : public sync::acquire_op {
   void undo(std::function<void()> then) override;
   void complete(io::error_code ec, bool held) override;
 
-  // How the watchdog renews the hold of a grant.
+  // Whether an attempt's reply (no error) granted something or cannot be read.
+  virtual bool may_grant(resp::value const& reply) const;
+  // How the watchdog renews the hold of a grant, and how its levels are released.
   virtual sync::renewal_kind const& hold_renewal() const { return renewal(); }
+  virtual sync::hold_kind const& kind_of_hold() const;
 
   // A waiter queued on the server (the fair lock's queue, a read-write lock's writer marks) keeps
   // this client alive there until it is done (sync::client_liveness); told that the client's key

@@ -1,0 +1,176 @@
+-- Leased permits (redisync's layout; Redisson's RPermitExpirableSemaphore cannot renew a permit):
+--   permits  hash `n`, field 'permits': how many permits there are in all (no expiry: it is the
+--            semaphore itself, like RSemaphore's string)
+--   leases   zset `redisync_permits_leases:{n}`: permit id -> end of its lease in server ms
+--   holders  hash `redisync_permits_holders:{n}`: permit id -> '<k>:<token>', and 'used', the sum
+--            of the k's; with the leases, gone a lease after the last permit, deleted with it
+--   token    `redisync_permits_token:{n}`: the fencing counter (next_token.lua)
+-- A permit whose lease ended is given back by the next call that looks (acquire, available,
+-- release), judged by server time; the count it frees is published on the channel, so that waiters
+-- of every client look again. A permit is never renewed past its end, so no two holders count one
+-- permit at once.
+-- items: each led by its operation, which says how many keys and arguments follow:
+--   acquire        keys: permits, leases, holders, token   arguments: id, k, lease, channel, keep
+--   retry-acquire  the same, after an attempt whose outcome was lost: the id among the holders is
+--                  that attempt's grant (its token is answered, its lease begins again)
+--   release        keys: permits, leases, holders          arguments: id, channel
+--   set            keys: permits, leases, holders          arguments: n, channel
+--   add            keys: permits, leases, holders          arguments: k, channel
+--   available      keys: permits, leases, holders          arguments: channel
+-- Replies: acquire {1, token} held, {0, ms} not enough permits until at most ms from now (-1: no
+-- lease ends); release 0 released, -1 not held; set 1 set, 0 already set; add the new number of
+-- permits; available the permits free now. Errors: PERMITS (k more than there are, or a number of
+-- permits that would go below 0), WRONGTYPE.
+-- include: server_ms.lua
+-- include: publish.lua
+-- include: next_token.lua
+
+local k, a = 1, 1  -- the next item's first key and its operation
+
+local function announce(channel, freed)
+  if freed > 0 then redis.pcall(publish_command, channel, tostring(freed)) end
+end
+
+-- Gives back the permits whose lease ended by `now`; returns the permits used after that, or the
+-- error of a key of another type.
+local function give_back_ended(leases, holders, now, channel)
+  local ended = redis.pcall('zrangebyscore', leases, '-inf', now)
+  if ended.err then return ended end
+  local used = redis.pcall('hget', holders, 'used')
+  if type(used) == 'table' then return used end
+  used = tonumber(used or '0') or 0
+  if #ended == 0 then return used end
+  local freed = 0
+  for _, id in ipairs(ended) do
+    local held = redis.call('hget', holders, id)
+    if held then freed = freed + (tonumber(string.match(held, '^(%d+):')) or 0) end
+    redis.call('hdel', holders, id)
+  end
+  redis.call('zremrangebyscore', leases, '-inf', now)
+  used = math.max(used - freed, 0)
+  if used == 0 then
+    redis.call('del', leases, holders)
+  else
+    redis.call('hset', holders, 'used', used)
+  end
+  announce(channel, freed)
+  return used
+end
+
+local function total_of(permits)
+  local total = redis.pcall('hget', permits, 'permits')
+  if type(total) == 'table' then return total end
+  return tonumber(total or '0') or 0
+end
+
+-- The keys live as long as their longest lease.
+local function keep_for(key, lease)
+  if redis.call('pttl', key) < tonumber(lease) then redis.call('pexpire', key, lease) end
+end
+
+local function acquire(permits, leases, holders, token_key, id, want, lease, channel, keep, retry)
+  local now = server_ms()
+  local used = give_back_ended(leases, holders, now, channel)
+  if type(used) == 'table' then return used end
+  local total = total_of(permits)
+  if type(total) == 'table' then return total end
+  local n = tonumber(want)
+  if retry then
+    local held = redis.call('hget', holders, id)
+    if held then
+      redis.call('zadd', leases, now + tonumber(lease), id)
+      keep_for(leases, lease)
+      keep_for(holders, lease)
+      return {1, string.match(held, ':(%d+)$')}
+    end
+  end
+  if n > total then
+    return redis.error_reply('PERMITS ' .. want .. ' permits asked for, ' .. total .. ' in all')
+  end
+  if total - used < n then
+    local first = redis.call('zrange', leases, 0, 0, 'WITHSCORES')
+    if #first == 0 then return {0, -1} end
+    return {0, math.max(tonumber(first[2]) - now, 1)}
+  end
+  local token = next_token(token_key, lease, keep == '1')
+  if type(token) == 'table' then return token end
+  redis.call('hset', holders, id, want .. ':' .. token, 'used', used + n)
+  redis.call('zadd', leases, now + tonumber(lease), id)
+  keep_for(leases, lease)
+  keep_for(holders, lease)
+  return {1, token}
+end
+
+local function release(permits, leases, holders, id, channel)
+  local now = server_ms()
+  local used = give_back_ended(leases, holders, now, channel)
+  if type(used) == 'table' then return used end
+  local held = redis.call('hget', holders, id)
+  if not held then return -1 end
+  local n = tonumber(string.match(held, '^(%d+):')) or 0
+  used = math.max(used - n, 0)
+  if used == 0 then
+    redis.call('del', leases, holders)
+  else
+    redis.call('hdel', holders, id)
+    redis.call('zrem', leases, id)
+    redis.call('hset', holders, 'used', used)
+  end
+  announce(channel, n)
+  return 0
+end
+
+local function set_permits(permits, n, channel)
+  local set = redis.pcall('hsetnx', permits, 'permits', n)
+  if type(set) == 'table' then return set end
+  if set == 1 then announce(channel, tonumber(n)) end
+  return set
+end
+
+local function add_permits(permits, leases, holders, delta, channel)
+  local total = total_of(permits)
+  if type(total) == 'table' then return total end
+  local d = tonumber(delta)
+  if total + d < 0 then
+    return redis.error_reply('PERMITS ' .. total .. ' permits in all, fewer than ' .. -d .. ' to take away')
+  end
+  redis.call('hset', permits, 'permits', total + d)
+  announce(channel, d)
+  return total + d
+end
+
+local function available(permits, leases, holders, channel)
+  local used = give_back_ended(leases, holders, server_ms(), channel)
+  if type(used) == 'table' then return used end
+  local total = total_of(permits)
+  if type(total) == 'table' then return total end
+  return math.max(total - used, 0)
+end
+
+local function run_next()
+  local op = ARGV[a]
+  local reply
+  if op == 'acquire' or op == 'retry-acquire' then
+    reply = acquire(KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
+                    ARGV[a + 4], ARGV[a + 5], op == 'retry-acquire')
+    k, a = k + 4, a + 6
+  elseif op == 'release' then
+    reply = release(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1], ARGV[a + 2])
+    k, a = k + 3, a + 3
+  elseif op == 'set' then
+    reply = set_permits(KEYS[k], ARGV[a + 1], ARGV[a + 2])
+    k, a = k + 3, a + 3
+  elseif op == 'add' then
+    reply = add_permits(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1], ARGV[a + 2])
+    k, a = k + 3, a + 3
+  elseif op == 'available' then
+    reply = available(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1])
+    k, a = k + 3, a + 2
+  else
+    reply = redis.error_reply('ERR unknown permits operation')
+    a = #ARGV + 1  -- the rest of the items cannot be found either
+  end
+  return reply
+end
+
+-- include: run_items.lua
