@@ -8,6 +8,7 @@
 #include <redisync/lock.hpp>
 #include <redisync/permits.hpp>
 #include <redisync/read_write_lock.hpp>
+#include <redisync/semaphore.hpp>
 
 #include <memory>
 #include <string>
@@ -35,6 +36,8 @@ class owner {
 
   // A handle on the semaphore of leased permits `name` (permits.hpp), acquired for this owner.
   redisync::permits permits(std::string name) const { return redisync::permits{core_, id_, std::move(name)}; }
+  // A handle on the Redisson semaphore `name` (semaphore.hpp), whose permits this owner takes.
+  redisync::semaphore semaphore(std::string name) const { return redisync::semaphore{core_, id_, std::move(name)}; }
   // Whether this owner holds `name` (a lock, or either side of a read-write lock) as far as its
   // client knows, at once and without I/O (Redisson's isHeldByCurrentThread): a level was granted,
   // not released, and the hold is not lost. A lock deleted on the server is seen at the next

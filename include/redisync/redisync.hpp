@@ -9,5 +9,6 @@
 #include <redisync/lock.hpp>
 #include <redisync/owner.hpp>
 #include <redisync/permits.hpp>
+#include <redisync/semaphore.hpp>
 #include <redisync/with_lock.hpp>
 #include <redisync/with_permit.hpp>

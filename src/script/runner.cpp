@@ -64,4 +64,13 @@ asio::awaitable<std::tuple<error_code, resp::value>> run_script(script_runner& r
   }
 }
 
+asio::awaitable<std::tuple<error_code, std::int64_t>> run_script_for_integer(script_runner& runner, script const& s,
+                                                                         routing::slot_type slot,
+                                                                         script_args const& args) {
+  auto [ec, reply] = co_await run_script(runner, s, slot, args);
+  if (ec) co_return std::tuple{ec, std::int64_t{0}};
+  if (reply.kind() != resp::type::integer) co_return std::tuple{error_code{error::unexpected_reply}, std::int64_t{0}};
+  co_return std::tuple{error_code{}, reply.integer()};
+}
+
 }  // namespace redisync::detail

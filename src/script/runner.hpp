@@ -53,4 +53,8 @@ boost::asio::awaitable<std::tuple<io::error_code, resp::value>> run_script(
     script_runner& runner, script const& s, routing::slot_type slot, script_args const& args,
     io::late_reply_handler late = {}, resp::request::options opts = {});
 
+// run_script for a call that answers an integer: any other reply is error::unexpected_reply.
+boost::asio::awaitable<std::tuple<io::error_code, std::int64_t>> run_script_for_integer(
+    script_runner& runner, script const& s, routing::slot_type slot, script_args const& args);
+
 }  // namespace redisync::detail

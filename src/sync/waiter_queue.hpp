@@ -9,6 +9,7 @@
 // waiters (their pending waits do), so an io_context destroyed with waits pending frees them.
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <list>
@@ -186,5 +187,14 @@ class waiter_queue {
   std::unordered_multimap<std::string, std::list<waiter::node>::iterator> by_owner_;
   std::list<std::list<waiter::node>::iterator> first_kind_;  // the waiters that go first, in order
 };
+
+// The policy of a semaphore's channel, whose messages carry a number of permits (free, or freed):
+// that many waiters try; a message that is no number wakes the first.
+inline void wake_as_many_as_permits(waiter_queue& queue, std::string_view message) {
+  std::size_t permits = 0;
+  auto const [end, ec] = std::from_chars(message.data(), message.data() + message.size(), permits);
+  if (ec != std::errc{} || end != message.data() + message.size()) return queue.wake_one();
+  if (permits > 0) queue.wake_n(permits);
+}
 
 }  // namespace redisync::detail::sync

@@ -98,6 +98,8 @@ inline std::vector<std::string> lock_keys(process::redis_server const& redis,
   for (auto const& k : keys.elements()) {
     std::string key{k.text()};
     if (key.starts_with("redisson_lock_token:") || key.starts_with("redisync_permits_token:")) continue;
+    // A semaphore call's trace: kept a minute, so that a call whose outcome was lost is asked again.
+    if (key.starts_with("redisync_sc_trace:") && redis.command({"PTTL", key}).integer() <= 60000) continue;
     if (key.starts_with("redisync_alive:")) {
       auto const pttl = redis.command({"PTTL", key}).integer();
       if (pttl == -2 || (pttl > 0 && pttl <= 5000)) continue;

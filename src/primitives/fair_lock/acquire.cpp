@@ -12,12 +12,12 @@ using io::error_code;
 
 void start_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
                    asio::any_completion_handler<lock_protocol::acquire_signature> h) {
-  lock_protocol::launch_acquire<fair_acquire>(std::move(core), std::move(a), std::move(h));
+  sync::launch_acquire<fair_acquire>(std::move(core), std::move(a), std::move(h));
 }
 
 void start_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
                    asio::any_completion_handler<lock_protocol::try_acquire_signature> h) {
-  lock_protocol::launch_acquire<fair_acquire>(std::move(core), std::move(a), std::move(h));
+  sync::launch_acquire<fair_acquire>(std::move(core), std::move(a), std::move(h));
 }
 
 fair_acquire::fair_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,

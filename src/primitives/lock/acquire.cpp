@@ -18,12 +18,12 @@ using io::error_code;
 
 void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
                    asio::any_completion_handler<acquire_signature> h) {
-  launch_acquire<lock_acquire>(std::move(core), std::move(a), std::move(h));
+  sync::launch_acquire<lock_acquire>(std::move(core), std::move(a), std::move(h));
 }
 
 void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
                    asio::any_completion_handler<try_acquire_signature> h) {
-  launch_acquire<lock_acquire>(std::move(core), std::move(a), std::move(h));
+  sync::launch_acquire<lock_acquire>(std::move(core), std::move(a), std::move(h));
 }
 
 held guard_for(std::shared_ptr<sync::client_core> const& core, std::shared_ptr<sync::hold_state> const& hold) {

@@ -7,7 +7,7 @@
 #include <redisync/held.hpp>
 
 #include "primitives/lock/protocol.hpp"
-#include "sync/launch.hpp"
+#include "sync/launch_acquire.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
@@ -113,28 +113,5 @@ class lock_acquire : public sync::acquire_op {
   handler_type handler_;
   sync::work_ticket in_progress_;  // until the caller has its answer
 };
-
-// Makes an `Op` (an acquire of the lock or of a kind of it) on the client's strand and starts it;
-// `h` completes on its own executor.
-// `extra` goes first to Op's constructor.
-template <class Op, class Signature, class... Extra>
-void launch_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
-                    boost::asio::any_completion_handler<Signature> h, Extra... extra) {
-  pending_handler<Signature> handler{std::move(h), core->homes()};
-  // The caller's cancellation slot is assigned here, on the caller's thread, where it is emitted;
-  // its emissions reach the op on the strand, after the op was made there.
-  auto op_cell = std::make_shared<std::weak_ptr<sync::acquire_op>>();
-  bool const cancellable = sync::forward_cancellation(handler, core->strand(), [op_cell](boost::asio::cancellation_type t) {
-    if (auto op = op_cell->lock()) op->cancel(t);
-  });
-  auto& host = *core;
-  host.to_strand([core = std::move(core), a = std::move(a), handler = std::move(handler), op_cell, cancellable,
-                  extra...]() mutable {
-    auto op = std::make_shared<Op>(extra..., core, std::move(a), std::move(handler));
-    *op_cell = op;
-    if (cancellable) op->enable_attempt_cancellation();
-    op->start();
-  });
-}
 
 }  // namespace redisync::detail::lock_protocol

@@ -14,12 +14,12 @@ using io::error_code;
 
 void start_acquire(std::int64_t count, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
                    asio::any_completion_handler<lock_protocol::acquire_signature> h) {
-  lock_protocol::launch_acquire<permits_acquire>(std::move(core), std::move(a), std::move(h), count);
+  sync::launch_acquire<permits_acquire>(std::move(core), std::move(a), std::move(h), count);
 }
 
 void start_acquire(std::int64_t count, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
                    asio::any_completion_handler<lock_protocol::try_acquire_signature> h) {
-  lock_protocol::launch_acquire<permits_acquire>(std::move(core), std::move(a), std::move(h), count);
+  sync::launch_acquire<permits_acquire>(std::move(core), std::move(a), std::move(h), count);
 }
 
 script_args release_args(std::string_view name, std::string_view id) {

@@ -24,7 +24,8 @@ class permits_acquire final : public lock_protocol::lock_acquire {
   sync::renewal_kind const& hold_renewal() const override { return renewal(); }
   sync::hold_kind const& kind_of_hold() const override { return permit_hold_kind(); }
   script const& attempt_script() const override;
-  sync::message_policy policy() const override { return on_message; }
+  // Messages carry the number of permits freed.
+  sync::message_policy policy() const override { return sync::wake_as_many_as_permits; }
   io::outgoing attempt(bool retry, bool by_digest) override;
   outcome read(io::error_code ec, io::response& replies) override;
   bool may_grant(resp::value const& reply) const override;

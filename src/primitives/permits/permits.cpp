@@ -32,11 +32,8 @@ asio::awaitable<std::tuple<error_code, std::int64_t>> count_call(std::shared_ptr
   detail::script_args args{{name, proto::leases_key_of(name), proto::holders_key_of(name)}, {op}};
   if (n) args.argv.push_back(std::to_string(*n));
   args.argv.push_back(proto::channel_of(name));
-  auto [ec, reply] = co_await detail::run_script(core->scripts(), detail::scripts::permits_calls,
-                                                 core->router().slot_of(name), args);
-  if (ec) co_return std::tuple{ec, std::int64_t{0}};
-  if (reply.kind() != resp::type::integer) co_return std::tuple{error_code{error::unexpected_reply}, std::int64_t{0}};
-  co_return std::tuple{error_code{}, reply.integer()};
+  co_return co_await detail::run_script_for_integer(core->scripts(), detail::scripts::permits_calls,
+                                                    core->router().slot_of(name), args);
 }
 
 asio::awaitable<std::tuple<error_code, bool>> try_set(std::shared_ptr<detail::sync::client_core> core, std::string name,

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 
 namespace redisync::detail::permits_protocol {
 
@@ -64,12 +63,5 @@ acquire_reply read_acquire_reply(resp::value const& reply) {
 }
 
 sync::renewal_kind const& renewal() { return renewal_of_permits; }
-
-void on_message(sync::waiter_queue& queue, std::string_view message) {
-  std::size_t freed = 0;
-  auto const [end, ec] = std::from_chars(message.data(), message.data() + message.size(), freed);
-  if (ec != std::errc{} || end != message.data() + message.size() || freed == 0) return queue.wake_one();
-  queue.wake_n(freed);
-}
 
 }  // namespace redisync::detail::permits_protocol

@@ -38,7 +38,4 @@ sync::renewal_kind const& renewal();
 // How a permit hold is released (release.hpp).
 sync::hold_kind const& permit_hold_kind();
 
-// Messages of the channel: the number of permits freed, which wakes as many waiters of this client.
-void on_message(sync::waiter_queue& queue, std::string_view message);
-
 }  // namespace redisync::detail::permits_protocol

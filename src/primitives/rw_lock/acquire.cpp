@@ -13,12 +13,12 @@ using io::error_code;
 
 void start_acquire(lock_kind side, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
                    asio::any_completion_handler<lock_protocol::acquire_signature> h) {
-  lock_protocol::launch_acquire<rw_acquire>(std::move(core), std::move(a), std::move(h), side);
+  sync::launch_acquire<rw_acquire>(std::move(core), std::move(a), std::move(h), side);
 }
 
 void start_acquire(lock_kind side, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
                    asio::any_completion_handler<lock_protocol::try_acquire_signature> h) {
-  lock_protocol::launch_acquire<rw_acquire>(std::move(core), std::move(a), std::move(h), side);
+  sync::launch_acquire<rw_acquire>(std::move(core), std::move(a), std::move(h), side);
 }
 
 rw_acquire::rw_acquire(lock_kind side, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,

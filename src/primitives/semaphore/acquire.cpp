@@ -1,0 +1,135 @@
+#include "primitives/semaphore/acquire.hpp"
+
+#include "primitives/lock/acquire.hpp"
+#include "primitives/lock/protocol.hpp"
+#include "sync/launch_acquire.hpp"
+#include "sync/validate.hpp"
+
+#include <scripts.hpp>
+
+#include <array>
+#include <atomic>
+
+namespace redisync::detail::semaphore_protocol {
+
+namespace asio = boost::asio;
+using io::error_code;
+
+namespace {
+
+std::string new_trace_id(std::string_view owner) {
+  static std::atomic<std::uint64_t> next{1};
+  return std::string{owner} + ":a" + std::to_string(next.fetch_add(1, std::memory_order_relaxed));
+}
+
+}  // namespace
+
+std::string channel_of(std::string_view name) { return lock_protocol::prefixed("redisson_sc:", name); }
+
+std::string trace_key_of(std::string_view name, std::string_view id) {
+  return lock_protocol::prefixed("redisync_sc_trace:", name) + ":" + std::string{id};
+}
+
+void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
+                   asio::any_completion_handler<acquire_signature> h) {
+  sync::launch_acquire<semaphore_acquire>(std::move(core), std::move(a), std::move(h));
+}
+
+void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
+                   asio::any_completion_handler<try_acquire_signature> h) {
+  sync::launch_acquire<semaphore_acquire>(std::move(core), std::move(a), std::move(h));
+}
+
+semaphore_acquire::semaphore_acquire(std::shared_ptr<sync::client_core> core, acquire_args a, handler_type handler)
+    : acquire_op{core,
+                 {.name = a.name,
+                  .owner = a.owner,
+                  .channel = channel_of(a.name),
+                  .slot = core->router().slot_of(a.name),
+                  .deadline = a.wait ? std::optional{sync::clock_type::now() + *a.wait} : std::nullopt,
+                  .once = a.wait && a.wait->count() == 0,
+                  .recheck = std::chrono::milliseconds{1000}}},
+      core_{std::move(core)},
+      count_{a.count},
+      trace_{trace_key_of(a.name, new_trace_id(a.owner))},
+      wait_{a.wait},
+      handler_{std::move(handler)},
+      in_progress_{core_->track()} {}
+
+error_code semaphore_acquire::check_arguments() const {
+  if (auto ec = sync::validate_name(args().name)) return ec;
+  if (auto ec = sync::validate_owner(args().owner)) return ec;
+  if (count_ < 1 || count_ > most_permits) return error::invalid_argument;
+  if (wait_) return sync::validate_wait(*wait_);
+  return {};
+}
+
+script const& semaphore_acquire::attempt_script() const { return scripts::semaphore_calls; }
+
+sync::message_policy semaphore_acquire::policy() const { return sync::wake_as_many_as_permits; }
+
+io::outgoing semaphore_acquire::attempt(bool retry, bool by_digest) {
+  std::array<std::string_view, 2> const keys{args().name, trace_};
+  std::string const count = std::to_string(count_), trace_ms = std::to_string(trace_lifetime.count());
+  std::array<std::string_view, 3> const argv{retry ? "retry-acquire" : "acquire", count, trace_ms};
+  auto out = script_call(scripts::semaphore_calls, args().slot, keys, argv, by_digest);
+  if (retry && first_unknown_) {
+    // The retry must find the trace of the attempt whose outcome was lost: it reaches Redis while
+    // the trace lasts (with a margin), or fails with not_connected, and the undo takes over.
+    auto const left = *first_unknown_ + trace_lifetime * 9 / 10 - core_->now();
+    auto const wait = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(left), std::chrono::milliseconds{0});
+    out.opts.connection_wait = wait;
+  }
+  return out;
+}
+
+semaphore_acquire::outcome semaphore_acquire::read(error_code ec, io::response& replies) {
+  if (ec == error::ambiguous) {
+    if (!first_unknown_) first_unknown_ = sent();
+    return {outcome_kind::unknown};
+  }
+  if (ec) return {outcome_kind::failed, ec};
+  if (replies.size() != 1) return {outcome_kind::unreadable};
+  auto const& reply = replies[0];
+  if (reply.is_error()) return {outcome_kind::failed, error_from_server_text(reply.text())};
+  if (reply.kind() != resp::type::integer || (reply.integer() != 0 && reply.integer() != 1)) {
+    return {outcome_kind::unreadable};
+  }
+  first_unknown_.reset();
+  if (reply.integer() == 0) return {outcome_kind::busy, {}, std::chrono::milliseconds{-1}};
+  core_->semaphore_taken()[key()] += count_;
+  return {outcome_kind::granted};
+}
+
+void semaphore_acquire::undo_late_grant(error_code ec, io::response const& replies, std::function<void()> then) {
+  bool const may_have_taken =
+      ec ? ec == error::ambiguous
+         : replies.size() != 1 || (!replies[0].is_error() && !(replies[0].kind() == resp::type::integer &&
+                                                               replies[0].integer() == 0));
+  if (!may_have_taken) return then();
+  undo(std::move(then));
+}
+
+void semaphore_acquire::undo(std::function<void()> then) {
+  auto const& name = args().name;
+  script_args release{{name, trace_}, {"undo", channel_of(name)}};
+  core_->spawn_cleanup(lock_protocol::undo_with(core_, scripts::semaphore_calls, std::move(release), name,
+                                                args().owner, trace_lifetime * 9 / 10),
+                       std::move(then));
+}
+
+void semaphore_acquire::complete(error_code ec, bool taken) {
+  in_progress_.reset();
+  std::visit(
+      [&](auto& h) {
+        using handler = std::decay_t<decltype(h)>;
+        if constexpr (std::is_same_v<handler, pending_handler<acquire_signature>>) {
+          h.complete(taken ? error_code{} : ec ? ec : error_code{error::timeout});
+        } else {
+          h.complete(ec, taken);
+        }
+      },
+      handler_);
+}
+
+}  // namespace redisync::detail::semaphore_protocol

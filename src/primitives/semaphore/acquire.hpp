@@ -1,0 +1,65 @@
+#pragma once
+
+// Acquiring permits of a Redisson RSemaphore (semaphore_calls.lua): the core's acquire loop with no
+// hold at all (the semaphore has no owners on the server; this client counts what each owner took,
+// so that it gives back no more). Waiters sleep until a message says permits are free (each one
+// wakes that many waiters here), or a poll: Redisson's permits have no lease to wait for.
+
+#include "sync/acquire_op.hpp"
+#include "sync/client_core.hpp"
+
+#include <boost/asio/any_completion_handler.hpp>
+
+#include <variant>
+
+namespace redisync::detail::semaphore_protocol {
+
+using acquire_signature = void(io::error_code);
+using try_acquire_signature = void(io::error_code, bool);
+
+std::string channel_of(std::string_view name);
+std::string trace_key_of(std::string_view name, std::string_view id);
+// How long an acquire's trace lasts: a retry or an undo of an acquire whose outcome was lost must
+// reach Redis within it (they wait no longer for a connection).
+inline constexpr std::chrono::milliseconds trace_lifetime{60'000};
+// The most permits one call takes or gives (counts stay exact in Lua numbers).
+inline constexpr std::int64_t most_permits = std::int64_t{1} << 40;
+
+struct acquire_args {
+  std::string name;
+  std::string owner;
+  std::int64_t count = 1;
+  std::optional<std::chrono::milliseconds> wait;  // nothing: until taken
+};
+
+void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
+                   boost::asio::any_completion_handler<acquire_signature> h);
+void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
+                   boost::asio::any_completion_handler<try_acquire_signature> h);
+
+class semaphore_acquire final : public sync::acquire_op {
+ public:
+  using handler_type = std::variant<pending_handler<acquire_signature>, pending_handler<try_acquire_signature>>;
+  semaphore_acquire(std::shared_ptr<sync::client_core> core, acquire_args a, handler_type handler);
+
+ private:
+  io::error_code check_arguments() const override;
+  bool prepare() override { return false; }
+  script const& attempt_script() const override;
+  sync::message_policy policy() const override;
+  io::outgoing attempt(bool retry, bool by_digest) override;
+  void undo_late_grant(io::error_code ec, io::response const& replies, std::function<void()> then) override;
+  outcome read(io::error_code ec, io::response& replies) override;
+  void undo(std::function<void()> then) override;
+  void complete(io::error_code ec, bool held) override;
+
+  std::shared_ptr<sync::client_core> core_;
+  std::int64_t count_;
+  std::string trace_;  // this acquire's trace key
+  std::optional<std::chrono::milliseconds> wait_;
+  std::optional<sync::clock_type::time_point> first_unknown_;  // the send of an attempt whose outcome was lost
+  handler_type handler_;
+  sync::work_ticket in_progress_;
+};
+
+}  // namespace redisync::detail::semaphore_protocol
