@@ -145,9 +145,14 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   // Fully released, or no level of it left to this client's guards.
   void finish_hold(std::shared_ptr<hold_state> const& hold);
   void wake_first_waiter(std::string const& channel);
-  // The permits of a Redisson semaphore that each owner took through this client and has not given
-  // back (by hold_key), on the strand: an owner gives back no more than it took.
-  std::unordered_map<std::string, std::int64_t>& semaphore_taken() noexcept { return semaphore_taken_; }
+  // What this client keeps of Redisson semaphores, on the strand: the permits each owner took and
+  // has not given back (by hold_key: an owner gives back no more than it took), and per semaphore
+  // the ids of calls whose outcome it learned (they leave its trace with its next call there).
+  struct semaphore_books {
+    std::unordered_map<std::string, std::int64_t> taken;
+    std::unordered_map<std::string, std::vector<std::string>> learned;
+  };
+  semaphore_books& semaphores() noexcept { return semaphores_; }
   // Whether the application keeps a level of any hold of this client that `channel` concerns
   // (levels on their way to being released do not count).
   bool keeps_hold_on(std::string const& channel) const;
@@ -211,7 +216,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   };
   std::unordered_map<std::string, channel_holds> holds_by_channel_;
   std::unordered_map<std::string, std::shared_ptr<user_script const>> user_scripts_;  // by SHA1
-  std::unordered_map<std::string, std::int64_t> semaphore_taken_;
+  semaphore_books semaphores_;
   std::string id_;
   client_liveness liveness_;
   std::atomic<std::uint64_t> next_owner_{1};

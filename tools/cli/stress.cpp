@@ -3,10 +3,11 @@
 // counter equal to the sum of their acquisitions. With a read-write lock, readers instead check that
 // the counter does not change while they hold, and every hold puts its validity window where all
 // processes see it (`<lock>:readers`, `<lock>:writers`), so that any process sees a write that
-// overlaps another hold. Prints one JSON summary line.
+// overlaps another hold. A semaphore's workers count its holders the same way (stress_permits.cpp).
+// Prints one JSON summary line.
 
-#include "cli/common.hpp"
 #include "cli/hold_windows.hpp"
+#include "cli/stress.hpp"
 
 #include <redisync/redisync.hpp>
 
@@ -18,14 +19,7 @@
 #include <boost/json.hpp>
 #include <fmt/core.h>
 
-#include <cerrno>
 #include <algorithm>
-#include <cstring>
-#include <fstream>
-#include <iostream>
-#include <set>
-
-#include <unistd.h>
 
 namespace redisync::cli {
 
@@ -35,79 +29,14 @@ using boost::system::error_code;
 
 namespace {
 
-enum class stress_kind { lock, fair, read, write };
-
-struct stress_options {
-  std::string url;
-  std::string lock;
-  stress_kind kind = stress_kind::lock;
-  int workers = 1;
-  int iterations = 100;
-  int hold_ms = 0;
-  std::optional<int> lease_ms;
-  int watchdog_ms = 30000;
-  std::string counter;
-  std::optional<std::string> fence_key;
-  std::optional<std::string> history;
-  int retry_ms = 0;  // > 0: a failed acquire is tried again after this pause, not counted as an iteration
-};
-
-struct totals {
-  std::int64_t acquired = 0, released = 0, errors = 0, lost = 0, accepted = 0, rejected = 0;
-  std::int64_t unknown = 0;  // writes whose reply was lost with the connection: they may have run
-  // Read-write lock: the most readers seen at once, writes seen overlapping another hold, and reads
-  // that saw the counter change under them.
-  std::int64_t max_concurrent_readers = 0, overlaps = 0, changed_under_read = 0;
-};
-
-class history_log {
- public:
-  explicit history_log(std::optional<std::string> const& path) {
-    if (!path) return;
-    file_.open(*path, std::ios::app);
-    if (!file_.is_open()) {
-      throw usage_error{fmt::format("cannot write the history file '{}': {}", *path, std::strerror(errno))};
-    }
-  }
-  // `extra`: the event's own fields (a detail, a validity deadline, a value written).
-  void write(std::string_view event, std::string_view owner, std::uint64_t token, json::object extra = {}) {
-    if (!file_.is_open()) return;
-    json::object line{{"t_ns", monotonic_ns()}, {"pid", ::getpid()}, {"event", event},
-                      {"owner", owner}, {"token", token}};
-    for (auto& field : extra) line.insert(std::move(field));
-    // One flushed line per event: a process killed mid-run leaves a readable history.
-    file_ << json::serialize(line) << std::endl;
-    if (!file_ && failure_.empty()) failure_ = std::strerror(errno);
-  }
-
-  // Why a line could not be written (a full disk), or empty.
-  std::string const& failure() const noexcept { return failure_; }
-
- private:
-  std::ofstream file_;
-  std::string failure_;
-};
-
-// The first error of each kind goes to stderr with its cause; the rest are only counted.
-class error_report {
- public:
-  void add(std::string_view stage, error_code ec) {
-    if (!seen_.insert({std::string{stage}, ec}).second) return;
-    std::cerr << fmt::format("redisync stress: {} failed: {} [{}:{}] (later errors of this kind are "
-                             "only counted)\n",
-                             stage, ec.message(), ec.category().name(), ec.value());
-  }
-
- private:
-  std::set<std::pair<std::string, error_code>> seen_;
-};
-
 std::string_view kind_name(stress_kind k) {
   switch (k) {
     case stress_kind::lock: return "lock";
     case stress_kind::fair: return "fair";
     case stress_kind::read: return "read";
     case stress_kind::write: return "write";
+    case stress_kind::semaphore: return "semaphore";
+    case stress_kind::permits: return "permits";
   }
   return "";
 }
@@ -118,6 +47,8 @@ redisync::lock lock_for(owner const& me, stress_options const& o) {
     case stress_kind::fair: return me.fair_lock(o.lock);
     case stress_kind::read: return me.read_write_lock(o.lock).read();
     case stress_kind::write: return me.read_write_lock(o.lock).write();
+    case stress_kind::semaphore:
+    case stress_kind::permits: break;  // permit_worker's
   }
   return me.lock(o.lock);
 }
@@ -267,11 +198,28 @@ asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
   co_await connect(c);
   totals t;
   error_report report;
+  bool const permits = o.kind == stress_kind::semaphore || o.kind == stress_kind::permits;
+  if (permits) {
+    // The first process sets the permits; the others find them set.
+    auto owner = c.new_owner();
+    std::tuple<error_code, bool> set;
+    if (o.kind == stress_kind::semaphore) {
+      set = co_await owner.semaphore(o.lock).try_set_permits(o.permits, asio::as_tuple(asio::use_awaitable));
+    } else {
+      set = co_await owner.permits(o.lock).try_set_permits(o.permits, asio::as_tuple(asio::use_awaitable));
+    }
+    if (auto const ec = std::get<0>(set)) {
+      std::cerr << fmt::format("redisync stress: setting {} permits on '{}' failed: {}\n", o.permits, o.lock, ec.message());
+      c.stop();
+      co_return 1;
+    }
+  }
   auto const start = monotonic_ns();
   int running = o.workers;
   asio::steady_timer all_done{ctx, asio::steady_timer::time_point::max()};
   for (int w = 0; w < o.workers; ++w) {
-    asio::co_spawn(ctx, worker(c, o, t, log, report), [&](std::exception_ptr e) {
+    auto work = permits ? permit_worker(c, o, t, log, report) : worker(c, o, t, log, report);
+    asio::co_spawn(ctx, std::move(work), [&](std::exception_ptr e) {
       if (e) {
         ++t.errors;
         try {
@@ -298,6 +246,11 @@ asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
     summary["overlaps"] = t.overlaps;
     summary["changed_under_read"] = t.changed_under_read;
   }
+  if (permits) {
+    summary["permits"] = o.permits;
+    summary["max_holders"] = t.max_holders;
+    summary["overlaps"] = t.overlaps;  // holds that saw more holders than permits
+  }
   std::cout << json::serialize(summary) << std::endl;
   if (!log.failure().empty()) {
     std::cerr << fmt::format("redisync stress: the history file '{}' is incomplete: {}\n", *o.history, log.failure());
@@ -315,7 +268,9 @@ int stress_main(std::vector<std::string> const& args) {
       ("redis", po::value(&o.url)->required(), "Redis URL, redis://[user:pass@]host:port[/db]")
       ("lock", po::value(&o.lock)->required(), "lock name")
       ("kind", po::value<std::string>()->default_value("lock"),
-       "lock (reentrant), fair, or read or write (the two sides of a read-write lock)")
+       "lock (reentrant), fair, read or write (the two sides of a read-write lock), semaphore (Redisson's) "
+       "or permits (leased)")
+      ("permits", po::value(&o.permits)->default_value(0), "a semaphore's permits (set if it has none)")
       ("workers", po::value(&o.workers)->default_value(1), "workers (one owner each)")
       ("iterations", po::value(&o.iterations)->default_value(100), "critical sections per worker")
       ("hold-ms", po::value(&o.hold_ms)->default_value(0), "time between the read and the write")
@@ -340,10 +295,21 @@ int stress_main(std::vector<std::string> const& args) {
     o.lease_ms = static_cast<int>(in_range("--lease-ms", vm["lease-ms"].as<int>(), shortest_lease.count(), one_day_ms));
   }
   auto const kind = vm["kind"].as<std::string>();
-  auto const kinds = {stress_kind::lock, stress_kind::fair, stress_kind::read, stress_kind::write};
+  auto const kinds = {stress_kind::lock,  stress_kind::fair,      stress_kind::read,
+                       stress_kind::write, stress_kind::semaphore, stress_kind::permits};
   auto const named = std::find_if(kinds.begin(), kinds.end(), [&](stress_kind k) { return kind_name(k) == kind; });
-  if (named == kinds.end()) throw usage_error{"--kind must be lock, fair, read or write, not '" + kind + "'"};
+  if (named == kinds.end()) {
+    throw usage_error{"--kind must be lock, fair, read, write, semaphore or permits, not '" + kind + "'"};
+  }
   o.kind = *named;
+  bool const semaphore = o.kind == stress_kind::semaphore || o.kind == stress_kind::permits;
+  if (semaphore) {
+    in_range("--permits", o.permits, 1, 1'000'000);
+    if (vm.count("fence-key")) throw usage_error{"a semaphore's holders write side by side: no --fence-key"};
+  } else if (!vm["permits"].defaulted()) {
+    throw usage_error{"--permits is for --kind semaphore or permits"};
+  }
+  if (o.kind == stress_kind::semaphore && o.lease_ms) throw usage_error{"a Redisson semaphore's permits have no lease: no --lease-ms"};
   if (vm.count("fence-key") && o.kind == stress_kind::read) throw usage_error{"a reader writes nothing: no --fence-key"};
   if (vm.count("fence-key")) o.fence_key = vm["fence-key"].as<std::string>();
   if (vm.count("history")) o.history = vm["history"].as<std::string>();

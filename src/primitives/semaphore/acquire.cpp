@@ -7,27 +7,41 @@
 
 #include <scripts.hpp>
 
-#include <array>
-#include <atomic>
+#include <algorithm>
+#include <iterator>
 
 namespace redisync::detail::semaphore_protocol {
 
 namespace asio = boost::asio;
 using io::error_code;
 
-namespace {
-
-std::string new_trace_id(std::string_view owner) {
-  static std::atomic<std::uint64_t> next{1};
-  return std::string{owner} + ":a" + std::to_string(next.fetch_add(1, std::memory_order_relaxed));
-}
-
-}  // namespace
-
 std::string channel_of(std::string_view name) { return lock_protocol::prefixed("redisson_sc:", name); }
 
-std::string trace_key_of(std::string_view name, std::string_view id) {
-  return lock_protocol::prefixed("redisync_sc_trace:", name) + ":" + std::string{id};
+std::string trace_key_of(std::string_view name, std::string_view client_id) {
+  return lock_protocol::prefixed("redisync_sc_trace:", name) + ":" + std::string{client_id};
+}
+
+// Few enough that a call stays small; a client learns one outcome per call it makes, so the list
+// keeps up.
+constexpr std::size_t most_forgotten_per_call = 32;
+
+void append_learned(sync::client_core& core, std::string const& name, std::vector<std::string>& argv) {
+  auto& books = core.semaphores().learned;
+  auto const found = books.find(name);
+  if (found == books.end()) {
+    argv.emplace_back("0");
+    return;
+  }
+  auto& ids = found->second;
+  auto const n = std::min(ids.size(), most_forgotten_per_call);
+  argv.push_back(std::to_string(n));
+  std::move(ids.end() - static_cast<std::ptrdiff_t>(n), ids.end(), std::back_inserter(argv));
+  ids.resize(ids.size() - n);
+  if (ids.empty()) books.erase(found);
+}
+
+void learned(sync::client_core& core, std::string const& name, std::string id) {
+  core.semaphores().learned[name].push_back(std::move(id));
 }
 
 void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
@@ -51,7 +65,8 @@ semaphore_acquire::semaphore_acquire(std::shared_ptr<sync::client_core> core, ac
                   .recheck = std::chrono::milliseconds{1000}}},
       core_{std::move(core)},
       count_{a.count},
-      trace_{trace_key_of(a.name, new_trace_id(a.owner))},
+      trace_{trace_key_of(a.name, core_->id())},
+      id_{std::to_string(core_->next_owner_number())},
       wait_{a.wait},
       handler_{std::move(handler)},
       in_progress_{core_->track()} {}
@@ -69,16 +84,16 @@ script const& semaphore_acquire::attempt_script() const { return scripts::semaph
 sync::message_policy semaphore_acquire::policy() const { return sync::wake_as_many_as_permits; }
 
 io::outgoing semaphore_acquire::attempt(bool retry, bool by_digest) {
-  std::array<std::string_view, 2> const keys{args().name, trace_};
-  std::string const count = std::to_string(count_), trace_ms = std::to_string(trace_lifetime.count());
-  std::array<std::string_view, 3> const argv{retry ? "retry-acquire" : "acquire", count, trace_ms};
-  auto out = script_call(scripts::semaphore_calls, args().slot, keys, argv, by_digest);
+  script_args call{{args().name, trace_},
+                   {retry ? "retry-acquire" : "acquire", std::to_string(count_), std::to_string(trace_lifetime.count()), id_}};
+  append_learned(*core_, args().name, call.argv);
+  auto out = script_call(scripts::semaphore_calls, args().slot, call, by_digest);
   if (retry && first_unknown_) {
     // The retry must find the trace of the attempt whose outcome was lost: it reaches Redis while
     // the trace lasts (with a margin), or fails with not_connected, and the undo takes over.
     auto const left = *first_unknown_ + trace_lifetime * 9 / 10 - core_->now();
-    auto const wait = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(left), std::chrono::milliseconds{0});
-    out.opts.connection_wait = wait;
+    out.opts.connection_wait =
+        std::max(std::chrono::duration_cast<std::chrono::milliseconds>(left), std::chrono::milliseconds{0});
   }
   return out;
 }
@@ -97,7 +112,8 @@ semaphore_acquire::outcome semaphore_acquire::read(error_code ec, io::response& 
   }
   first_unknown_.reset();
   if (reply.integer() == 0) return {outcome_kind::busy, {}, std::chrono::milliseconds{-1}};
-  core_->semaphore_taken()[key()] += count_;
+  core_->semaphores().taken[key()] += count_;
+  learned(*core_, args().name, id_);
   return {outcome_kind::granted};
 }
 
@@ -112,7 +128,7 @@ void semaphore_acquire::undo_late_grant(error_code ec, io::response const& repli
 
 void semaphore_acquire::undo(std::function<void()> then) {
   auto const& name = args().name;
-  script_args release{{name, trace_}, {"undo", channel_of(name)}};
+  script_args release{{name, trace_}, {"undo", channel_of(name), id_}};
   core_->spawn_cleanup(lock_protocol::undo_with(core_, scripts::semaphore_calls, std::move(release), name,
                                                 args().owner, trace_lifetime * 9 / 10),
                        std::move(then));

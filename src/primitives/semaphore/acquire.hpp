@@ -18,10 +18,16 @@ using acquire_signature = void(io::error_code);
 using try_acquire_signature = void(io::error_code, bool);
 
 std::string channel_of(std::string_view name);
-std::string trace_key_of(std::string_view name, std::string_view id);
-// How long an acquire's trace lasts: a retry or an undo of an acquire whose outcome was lost must
-// reach Redis within it (they wait no longer for a connection).
+// The trace of this client's calls on `name` (semaphore_calls.lua).
+std::string trace_key_of(std::string_view name, std::string_view client_id);
+// How long a trace lasts after its last write: a call whose outcome was lost is asked again or
+// undone within it (a retry waits no longer for a connection).
 inline constexpr std::chrono::milliseconds trace_lifetime{60'000};
+// The end of a traced call's arguments: the ids of calls on `name` whose outcome this client has
+// learned (a count, then the ids), which leave the trace with it and the client's books.
+void append_learned(sync::client_core& core, std::string const& name, std::vector<std::string>& argv);
+// This client learned the outcome of its call `id` on `name`.
+void learned(sync::client_core& core, std::string const& name, std::string id);
 // The most permits one call takes or gives (counts stay exact in Lua numbers).
 inline constexpr std::int64_t most_permits = std::int64_t{1} << 40;
 
@@ -55,7 +61,8 @@ class semaphore_acquire final : public sync::acquire_op {
 
   std::shared_ptr<sync::client_core> core_;
   std::int64_t count_;
-  std::string trace_;  // this acquire's trace key
+  std::string trace_;  // this client's trace key
+  std::string id_;     // this acquire's id in it
   std::optional<std::chrono::milliseconds> wait_;
   std::optional<sync::clock_type::time_point> first_unknown_;  // the send of an attempt whose outcome was lost
   handler_type handler_;

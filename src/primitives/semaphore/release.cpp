@@ -4,7 +4,6 @@
 
 #include <scripts.hpp>
 
-#include <array>
 
 namespace redisync::detail::semaphore_protocol {
 
@@ -26,7 +25,8 @@ semaphore_release::semaphore_release(std::shared_ptr<sync::client_core> core, st
       core_{std::move(core)},
       count_{count},
       key_{sync::hold_key(owner, name)},
-      trace_{trace_key_of(name, owner + ":r" + std::to_string(core_->next_owner_number()))},
+      trace_{trace_key_of(args().name, core_->id())},
+      id_{std::to_string(core_->next_owner_number())},
       handler_{std::move(handler)},
       in_progress_{core_->track()} {}
 
@@ -34,7 +34,7 @@ void semaphore_release::start() {
   if (auto ec = sync::validate_name(args().name)) return complete(ec);
   if (auto ec = sync::validate_owner(args().owner)) return complete(ec);
   if (count_ < 1 || count_ > most_permits) return complete(error::invalid_argument);
-  auto& taken = core_->semaphore_taken();
+  auto& taken = core_->semaphores().taken;
   auto const it = taken.find(key_);
   if (it == taken.end() || it->second < count_) return complete(error::not_owner);
   // Counted as given back from now on: a release that fails for sure counts them again.
@@ -46,11 +46,10 @@ void semaphore_release::start() {
 script const& semaphore_release::release_script() const { return scripts::semaphore_calls; }
 
 io::outgoing semaphore_release::call(bool retry, bool by_digest) {
-  std::array<std::string_view, 2> const keys{args().name, trace_};
-  std::string const count = std::to_string(count_), trace_ms = std::to_string(trace_lifetime.count());
-  std::string const channel = channel_of(args().name);
-  std::array<std::string_view, 4> const argv{"release", count, channel, trace_ms};
-  auto out = script_call(scripts::semaphore_calls, args().slot, keys, argv, by_digest);
+  script_args call{{args().name, trace_},
+                   {"release", std::to_string(count_), channel_of(args().name), std::to_string(trace_lifetime.count()), id_}};
+  append_learned(*core_, args().name, call.argv);
+  auto out = script_call(scripts::semaphore_calls, args().slot, call, by_digest);
   if (retry) {
     lost_ = true;
     // Sent again only while the first call's trace is sure to last (see semaphore_acquire::attempt).
@@ -69,13 +68,16 @@ bool semaphore_release::may_repeat() const {
   return !core_->stopped() && core_->now() < first_sent_ + trace_lifetime * 9 / 10;
 }
 
-void semaphore_release::succeeded() { handler_.complete({}); }
+void semaphore_release::succeeded() {
+  learned(*core_, args().name, id_);
+  handler_.complete({});
+}
 
 void semaphore_release::complete(error_code ec) {
   // Not given back for sure: the owner still has them (unless an outcome was lost: it may have
   // given them back).
   if (ec && !lost_ && ec != error::ambiguous && ec != error::not_owner && first_sent_ != sync::clock_type::time_point{}) {
-    core_->semaphore_taken()[key_] += count_;
+    core_->semaphores().taken[key_] += count_;
   }
   handler_.complete(ec);
 }

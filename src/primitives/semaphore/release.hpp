@@ -30,8 +30,9 @@ class semaphore_release final : public sync::release_op {
 
   std::shared_ptr<sync::client_core> core_;
   std::int64_t count_;
-  std::string key_;    // the owner's count of permits taken (client_core::semaphore_taken)
-  std::string trace_;  // this release's trace key
+  std::string key_;    // of the owner's count of permits taken (client_core::semaphores)
+  std::string trace_;  // this client's trace key
+  std::string id_;     // this release's id in it
   sync::clock_type::time_point first_sent_{};
   bool lost_ = false;  // a call's outcome was lost
   pending_handler<void(io::error_code)> handler_;

@@ -1,0 +1,98 @@
+#pragma once
+
+// What the workers of `redisync stress` share: options, tallies, the history file and the error
+// report. The lock workers are stress.cpp's; a semaphore's, stress_permits.cpp's.
+
+#include "cli/common.hpp"
+
+#include <boost/json.hpp>
+#include <fmt/core.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <unistd.h>
+
+namespace redisync::cli {
+
+enum class stress_kind { lock, fair, read, write, semaphore, permits };
+
+struct stress_options {
+  std::string url;
+  std::string lock;
+  stress_kind kind = stress_kind::lock;
+  int workers = 1;
+  int iterations = 100;
+  int hold_ms = 0;
+  std::optional<int> lease_ms;
+  int watchdog_ms = 30000;
+  std::string counter;
+  std::optional<std::string> fence_key;
+  std::optional<std::string> history;
+  int retry_ms = 0;  // > 0: a failed acquire is tried again after this pause, not counted as an iteration
+  std::int64_t permits = 0;  // a semaphore's
+};
+
+struct totals {
+  std::int64_t acquired = 0, released = 0, errors = 0, lost = 0, accepted = 0, rejected = 0;
+  std::int64_t unknown = 0;  // writes whose reply was lost with the connection: they may have run
+  // Read-write lock: the most readers seen at once, writes seen overlapping another hold, and reads
+  // that saw the counter change under them.
+  std::int64_t max_concurrent_readers = 0, overlaps = 0, changed_under_read = 0;
+  // Semaphores: the most holders seen at once (from every process's hold windows).
+  std::int64_t max_holders = 0;
+};
+
+class history_log {
+ public:
+  explicit history_log(std::optional<std::string> const& path) {
+    if (!path) return;
+    file_.open(*path, std::ios::app);
+    if (!file_.is_open()) {
+      throw usage_error{fmt::format("cannot write the history file '{}': {}", *path, std::strerror(errno))};
+    }
+  }
+  // `extra`: the event's own fields (a detail, a validity deadline, a value written).
+  void write(std::string_view event, std::string_view owner, std::uint64_t token, boost::json::object extra = {}) {
+    if (!file_.is_open()) return;
+    boost::json::object line{{"t_ns", monotonic_ns()}, {"pid", ::getpid()}, {"event", event},
+                      {"owner", owner}, {"token", token}};
+    for (auto& field : extra) line.insert(std::move(field));
+    // One flushed line per event: a process killed mid-run leaves a readable history.
+    file_ << boost::json::serialize(line) << std::endl;
+    if (!file_ && failure_.empty()) failure_ = std::strerror(errno);
+  }
+
+  // Why a line could not be written (a full disk), or empty.
+  std::string const& failure() const noexcept { return failure_; }
+
+ private:
+  std::ofstream file_;
+  std::string failure_;
+};
+
+// The first error of each kind goes to stderr with its cause; the rest are only counted.
+class error_report {
+ public:
+  void add(std::string_view stage, boost::system::error_code ec) {
+    if (!seen_.insert({std::string{stage}, ec}).second) return;
+    std::cerr << fmt::format("redisync stress: {} failed: {} [{}:{}] (later errors of this kind are "
+                             "only counted)\n",
+                             stage, ec.message(), ec.category().name(), ec.value());
+  }
+
+ private:
+  std::set<std::pair<std::string, boost::system::error_code>> seen_;
+};
+
+// A worker of a semaphore or of leased permits: each iteration takes one permit, counts the holders
+// whose windows are open (never more than the permits), INCRs the counter and gives it back.
+boost::asio::awaitable<void> permit_worker(client& c, stress_options const& o, totals& t, history_log& log,
+                                           error_report& report);
+
+}  // namespace redisync::cli
