@@ -238,7 +238,8 @@ asio::awaitable<json::object> w5c(bench_context& b, bool fair) {
 }
 
 asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::string workload, bool watchdog,
-                                  bool cold, bool fair, std::optional<std::chrono::microseconds> reply_spin) {
+                                  bool cold, std::string kind, std::optional<std::chrono::microseconds> reply_spin) {
+  bool const fair = kind == "fair";
   params p;
   std::string peer = "redisync";
   if (fair || watchdog) peer += fair && watchdog ? "(fair,watchdog)" : fair ? "(fair)" : "(watchdog)";
@@ -253,13 +254,6 @@ asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::s
       {"wait_policy", "pub/sub wake-up bounded by PTTL; FIFO per process with hand-off in the release script"},
       {"connections", 1},
       {"reply_spin_us", reply_spin ? reply_spin->count() : config{}.reply_spin.count()}};
-  if (workload == "W4") {
-    out["ok"] = true;
-    out["skipped"] = true;
-    out["reason"] = "redisync has no semaphore yet";
-    std::cout << json::serialize(out) << std::endl;
-    co_return 0;
-  }
   auto cfg = config_from_url(url);
   if (watchdog) cfg.watchdog_lease = std::chrono::milliseconds{p.lease_ms};
   if (reply_spin) cfg.reply_spin = *reply_spin;
@@ -278,6 +272,8 @@ asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::s
     result = co_await w2(b);
   } else if (workload == "W3") {
     result = co_await w3(b);
+  } else if (workload == "W4") {
+    result = co_await w4(b, kind == "semaphore");
   } else if (workload == "W5C") {
     result = co_await w5c(b, fair);
   } else if (workload == "W6") {
@@ -322,7 +318,8 @@ int bench_main(std::vector<std::string> const& args) {
       ("port", po::value(&port), "port of a Redis on 127.0.0.1 (first positional argument)")
       ("watchdog", "no fixed lease: LEASE_MS is the watchdog lease, renewed every third of it")
       ("cold", "S1 on a cold script cache (SCRIPT FLUSH first)")
-      ("kind", po::value<std::string>()->default_value("lock"), "W5C: lock (reentrant) or fair")
+      ("kind", po::value<std::string>()->default_value("lock"),
+       "W5C: lock (reentrant) or fair; W4: permits (leased, the default) or semaphore (Redisson's)")
       ("reply-spin-us", po::value<long>(), "poll for a due reply this many µs before sleeping (default 200, 0 = off)");
   po::positional_options_description positional;
   positional.add("port", 1).add("workload", 1);
@@ -340,14 +337,15 @@ int bench_main(std::vector<std::string> const& args) {
     throw usage_error{fmt::format("unknown workload '{}' (W1, W2, W3, W4, W5C, W6, W6C, S1, S2, S3, S4, S5)", workload)};
   }
   auto const kind = vm["kind"].as<std::string>();
-  if (kind != "lock" && kind != "fair") throw usage_error{"--kind must be lock or fair, not '" + kind + "'"};
+  if (kind != "lock" && kind != "fair" && kind != "semaphore" && kind != "permits") {
+    throw usage_error{"--kind must be lock, fair, permits or semaphore, not '" + kind + "'"};
+  }
   asio::io_context ctx{1};
   std::optional<std::chrono::microseconds> reply_spin;
   if (vm.count("reply-spin-us")) {
     reply_spin = std::chrono::microseconds{in_range("--reply-spin-us", vm["reply-spin-us"].as<long>(), 0, 10000)};
   }
-  return run(ctx, run_workload(ctx, url, workload, vm.count("watchdog") > 0, vm.count("cold") > 0, kind == "fair",
-                               reply_spin));
+  return run(ctx, run_workload(ctx, url, workload, vm.count("watchdog") > 0, vm.count("cold") > 0, kind, reply_spin));
 }
 
 }  // namespace redisync::cli

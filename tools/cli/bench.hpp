@@ -161,6 +161,8 @@ std::int64_t peak_rss_kb();
 std::int64_t open_fds();
 
 // W6, read-mostly, under the read-write lock and, as its baseline, the reentrant lock (bench_rw.cpp).
+// W4 on leased permits, or with `redisson` on Redisson's semaphore (bench_permits.cpp).
+asio::awaitable<json::object> w4(bench_context& b, bool redisson);
 asio::awaitable<json::object> w6(bench_context& b);
 // One process's share of W6 across processes, started by w6 (`bench W6C`).
 asio::awaitable<json::object> w6c(bench_context& b);

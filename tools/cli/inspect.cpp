@@ -1,6 +1,7 @@
-// redisync inspect: what Redis knows about one lock (reentrant, fair, or read-write).
+// redisync inspect: what Redis knows about one lock (reentrant, fair, or read-write), or semaphore
+// (inspect_permits.cpp).
 
-#include "cli/common.hpp"
+#include "cli/inspect.hpp"
 #include "primitives/fair_lock/protocol.hpp"
 #include "primitives/lock/protocol.hpp"
 #include "primitives/rw_lock/protocol.hpp"
@@ -76,6 +77,10 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
     co_return 1;
   }
   std::string const type{replies[0].text()};
+  if (co_await inspect_semaphore(c, name, type, as_json)) {
+    c.stop();
+    co_return 0;
+  }
   json::object holders;
   std::string mode;     // a read-write lock's
   std::string foreign;  // why a hash is no lock: a field that no lock has
@@ -218,13 +223,13 @@ int inspect_main(std::vector<std::string> const& args) {
   po::options_description options{"inspect options"};
   options.add_options()
       ("redis", po::value(&url)->required(), "Redis URL")
-      ("name", po::value(&name)->required(), "lock name (also the first positional argument)")
+      ("name", po::value(&name)->required(), "lock or semaphore name (also the first positional argument)")
       ("json", "print one JSON object");
   po::positional_options_description positional;
   positional.add("name", 1);
   po::variables_map vm;
   int code = 0;
-  if (!parse("inspect", "Holders with hold counts, TTL, fencing token, subscribers, the fair queue of a lock, and a read-write lock's mode, readers, writer and waiting writers.",
+  if (!parse("inspect", "Holders with hold counts, TTL, fencing token, subscribers, the fair queue of a lock, and a read-write lock's mode, readers, writer and waiting writers; a semaphore's permits, holders with their leases and tokens, and listeners.",
              options, positional, args, vm, code)) {
     return code;
   }

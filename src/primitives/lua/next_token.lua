@@ -25,14 +25,19 @@ local function increment(decimal)
          string.rep('0', #decimal - i)
 end
 
-local function next_token(token_key, lease, keep)
+-- Server time in microseconds, as a decimal string, read once per script call.
+local function server_micros()
   if not now_micros then
     local now = redis.call('time')
     local micros = now[2]
     if #micros < 6 then micros = string.rep('0', 6 - #micros) .. micros end
     now_micros = now[1] .. micros
   end
-  local token = now_micros
+  return now_micros
+end
+
+local function next_token(token_key, lease, keep)
+  local token = server_micros()
   local last
   if keep then
     last = redis.pcall('set', token_key, token, 'GET')

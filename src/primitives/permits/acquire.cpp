@@ -64,6 +64,12 @@ permits_acquire::outcome permits_acquire::read(error_code ec, io::response& repl
   return {outcome_kind::granted};
 }
 
+bool permits_acquire::take_permits(std::uint64_t token, sync::clock_type::time_point sent) {
+  if (too_late(sent)) return false;
+  grant(token, count_, sent);
+  return true;
+}
+
 bool permits_acquire::may_grant(resp::value const& reply) const {
   auto const answer = read_acquire_reply(reply);
   return !answer.read || answer.granted;

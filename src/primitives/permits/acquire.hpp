@@ -19,6 +19,11 @@ class permits_acquire final : public lock_protocol::lock_acquire {
   permits_acquire(std::int64_t count, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
                   handler_type handler);
 
+  std::int64_t count() const noexcept { return count_; }
+  // A release of this client passed its permits on to this waiter with `token`, in a call sent at
+  // `sent`; false if too late to count (acquire_op::confirm_grant then asks the server).
+  bool take_permits(std::uint64_t token, sync::clock_type::time_point sent);
+
  private:
   io::error_code check_arguments() const override;
   sync::renewal_kind const& hold_renewal() const override { return renewal(); }

@@ -14,18 +14,27 @@
 --   retry-acquire  the same, after an attempt whose outcome was lost: the id among the holders is
 --                  that attempt's grant (its token is answered, its lease begins again)
 --   release        keys: permits, leases, holders          arguments: id, channel
+--   release-to     keys: permits, leases, holders, token   arguments: id, channel, next id, its k, its
+--                  lease, keep: the permits go on to a waiter of the releasing client (the next id)
+--                  if enough are free, with a fresh token, and only what is left is published; sent
+--                  again after a lost outcome, it finds the next id among the holders
 --   set            keys: permits, leases, holders          arguments: n, channel
 --   add            keys: permits, leases, holders          arguments: k, channel
 --   available      keys: permits, leases, holders          arguments: channel
 -- Replies: acquire {1, token} held, {0, ms} not enough permits until at most ms from now (-1: no
--- lease ends); release 0 released, -1 not held; set 1 set, 0 already set; add the new number of
+-- lease ends); release 0 released, -1 not held; release-to also {1, token}: released, and the next
+-- id holds its permits with that token; set 1 set, 0 already set; add the new number of
 -- permits; available the permits free now. Errors: PERMITS (k more than there are, or a number of
 -- permits that would go below 0), WRONGTYPE.
--- include: server_ms.lua
 -- include: publish.lua
 -- include: next_token.lua
 
 local k, a = 1, 1  -- the next item's first key and its operation
+
+-- Server time in ms, from the same reading as the fencing tokens of this call.
+local function server_ms()
+  return tonumber(string.sub(server_micros(), 1, -4))
+end
 
 local function announce(channel, freed)
   if freed > 0 then redis.pcall(publish_command, channel, tostring(freed)) end
@@ -63,9 +72,23 @@ local function total_of(permits)
   return tonumber(total or '0') or 0
 end
 
--- The keys live as long as their longest lease.
-local function keep_for(key, lease)
-  if redis.call('pttl', key) < tonumber(lease) then redis.call('pexpire', key, lease) end
+-- The leases and holders live as long as the longest lease (they always expire together).
+local function keep_for(leases, holders, lease)
+  if redis.call('pttl', leases) < tonumber(lease) then
+    redis.call('pexpire', leases, lease)
+    redis.call('pexpire', holders, lease)
+  end
+end
+
+-- Gives `n` permits to `id` for `lease` ms (enough are free); returns its token, or the error of
+-- the fencing counter.
+local function grant(leases, holders, token_key, id, n, used, now, lease, keep)
+  local token = next_token(token_key, lease, keep == '1')
+  if type(token) == 'table' then return token end
+  redis.call('hset', holders, id, n .. ':' .. token, 'used', used + n)
+  redis.call('zadd', leases, now + tonumber(lease), id)
+  keep_for(leases, holders, lease)
+  return token
 end
 
 local function acquire(permits, leases, holders, token_key, id, want, lease, channel, keep, retry)
@@ -79,8 +102,7 @@ local function acquire(permits, leases, holders, token_key, id, want, lease, cha
     local held = redis.call('hget', holders, id)
     if held then
       redis.call('zadd', leases, now + tonumber(lease), id)
-      keep_for(leases, lease)
-      keep_for(holders, lease)
+      keep_for(leases, holders, lease)
       return {1, string.match(held, ':(%d+)$')}
     end
   end
@@ -92,28 +114,42 @@ local function acquire(permits, leases, holders, token_key, id, want, lease, cha
     if #first == 0 then return {0, -1} end
     return {0, math.max(tonumber(first[2]) - now, 1)}
   end
-  local token = next_token(token_key, lease, keep == '1')
+  local token = grant(leases, holders, token_key, id, n, used, now, lease, keep)
   if type(token) == 'table' then return token end
-  redis.call('hset', holders, id, want .. ':' .. token, 'used', used + n)
-  redis.call('zadd', leases, now + tonumber(lease), id)
-  keep_for(leases, lease)
-  keep_for(holders, lease)
   return {1, token}
 end
 
-local function release(permits, leases, holders, id, channel)
+-- With `next_id`, the permits go on to it if enough are free (see release-to).
+local function release(permits, leases, holders, id, channel, token_key, next_id, next_n, next_lease, keep)
   local now = server_ms()
   local used = give_back_ended(leases, holders, now, channel)
   if type(used) == 'table' then return used end
   local held = redis.call('hget', holders, id)
-  if not held then return -1 end
+  if not held then
+    local passed = next_id and redis.call('hget', holders, next_id)
+    if passed then return {1, string.match(passed, ':(%d+)$')} end  -- an earlier call passed them on
+    return -1
+  end
   local n = tonumber(string.match(held, '^(%d+):')) or 0
   used = math.max(used - n, 0)
+  redis.call('hdel', holders, id)
+  redis.call('zrem', leases, id)
+  if next_id then
+    local total = total_of(permits)
+    local wanted = tonumber(next_n)
+    if type(total) ~= 'table' and total - used >= wanted then
+      local token = grant(leases, holders, token_key, next_id, wanted, used, now, next_lease, keep)
+      if type(token) ~= 'table' then
+        announce(channel, n - wanted)
+        return {1, token}
+      end
+      -- The fencing counter refused (out of memory, TOKENLIMIT), having written nothing: a plain
+      -- release, and the waiter tries by itself.
+    end
+  end
   if used == 0 then
     redis.call('del', leases, holders)
   else
-    redis.call('hdel', holders, id)
-    redis.call('zrem', leases, id)
     redis.call('hset', holders, 'used', used)
   end
   announce(channel, n)
@@ -157,6 +193,10 @@ local function run_next()
   elseif op == 'release' then
     reply = release(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1], ARGV[a + 2])
     k, a = k + 3, a + 3
+  elseif op == 'release-to' then
+    reply = release(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1], ARGV[a + 2], KEYS[k + 3], ARGV[a + 3],
+                    ARGV[a + 4], ARGV[a + 5], ARGV[a + 6])
+    k, a = k + 4, a + 7
   elseif op == 'set' then
     reply = set_permits(KEYS[k], ARGV[a + 1], ARGV[a + 2])
     k, a = k + 3, a + 3

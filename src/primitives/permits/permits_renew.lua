@@ -24,10 +24,10 @@ for j = 1, #KEYS, 2 do
       flags[#flags + 1] = 0
     end
   end
-  if renewed then
-    for _, key in ipairs({leases, holders}) do
-      if redis.call('pttl', key) < lease then redis.call('pexpire', key, lease) end
-    end
+  -- The two keys always expire together (permits_calls.lua): one look.
+  if renewed and redis.call('pttl', leases) < lease then
+    redis.call('pexpire', leases, lease)
+    redis.call('pexpire', holders, lease)
   end
   a = a + n + 1
 end

@@ -1,6 +1,7 @@
 #include "primitives/permits/release.hpp"
 
 #include "primitives/permits/acquire.hpp"
+#include "primitives/lock/acquire.hpp"
 
 #include <scripts.hpp>
 
@@ -35,7 +36,8 @@ sync::hold_kind const& permit_hold_kind() { return hold_kind_of_permits; }
 permit_release::permit_release(std::shared_ptr<sync::client_core> core, std::shared_ptr<sync::hold_state> hold,
                                std::shared_ptr<sync::hold_level> level, pending_handler<void(error_code)> handler)
     : release_op{core, params_of(*core, *hold)}, core_{std::move(core)}, hold_{std::move(hold)},
-      level_{std::move(level)}, handler_{std::move(handler)}, in_progress_{core_->track()} {}
+      level_{std::move(level)}, handler_{std::move(handler)}, channel_{channel_of(hold_->name)},
+      in_progress_{core_->track()} {}
 
 void permit_release::start() {
   if (!hold_->active()) return complete(error::lease_lost);
@@ -43,18 +45,59 @@ void permit_release::start() {
   core_->unsettled().when_settled(hold_->key, [self = std::move(self)] {
     if (!self->hold_->active()) return self->complete(error::lease_lost);
     self->core_->leases().cancel_renewal(*self->hold_);
+    self->choose_handoff_target();
     self->send();
   });
+}
+
+void permit_release::choose_handoff_target() {
+  if (!core_->has_waiters(channel_)) return;
+  auto& queue = core_->queue(channel_);
+  if (queue.consecutive_handoffs >= core_->cfg().max_local_handoffs) return;
+  // Every waiter of a permits channel is a permits acquire.
+  auto head = std::static_pointer_cast<permits_acquire>(queue.head());
+  if (!head || !head->can_take_handoff()) return;
+  target_ = std::move(head);
+  target_->woken = false;
+  target_->handoff_pending = true;
+  queue.remove(*target_);
+  core_->count_waiter(-1);
+}
+
+void permit_release::give_back_target() {
+  auto target = std::exchange(target_, nullptr);
+  target->handoff_pending = false;
+  if (target->done()) return;
+  core_->queue(channel_).push_front(target);
+  core_->count_waiter(1);
+  target->woken = true;
+  target->on_wake(true);
 }
 
 script const& permit_release::release_script() const { return scripts::permits_calls; }
 
 io::outgoing permit_release::call(bool retry, bool by_digest) {
   repeated_ = repeated_ || retry;
-  return script_call(scripts::permits_calls, args().slot, release_args(args().name, args().owner), by_digest);
+  if (!target_) {
+    return script_call(scripts::permits_calls, args().slot, release_args(args().name, args().owner), by_digest);
+  }
+  auto const& name = args().name;
+  bool const keep = core_->cfg().persistent_fencing_counter;
+  script_args const call{{name, leases_key_of(name), holders_key_of(name), token_key_of(name)},
+                         {"release-to", args().owner, channel_, std::string{target_->owner()},
+                          std::to_string(target_->count()), std::to_string(target_->lease().count()), keep ? "1" : ""}};
+  return script_call(scripts::permits_calls, args().slot, call, by_digest);
 }
 
 bool permit_release::read(resp::value const& reply) {
+  std::int64_t token = 0;
+  if (reply.kind() == resp::type::array && reply.elements().size() == 2 &&
+      reply.elements()[0].kind() == resp::type::integer && reply.elements()[0].integer() == 1 &&
+      reply.elements()[1].is_string() && reply.elements()[1].as_integer(token) && token > 0) {
+    outcome_ = 1;
+    handoff_token_ = static_cast<std::uint64_t>(token);
+    return true;
+  }
   if (reply.kind() != resp::type::integer || (reply.integer() != 0 && reply.integer() != -1)) return false;
   outcome_ = reply.integer();
   return true;
@@ -66,7 +109,40 @@ bool permit_release::goes_on_in_background() const {
   return hold_->active() && level_->state == sync::level_state::releasing && !core_->stopped();
 }
 
+bool permit_release::ask_less() {
+  if (!target_) return false;
+  give_back_target();
+  return true;
+}
+
+void permit_release::call_failed() {
+  if (target_) give_back_target();
+}
+
 void permit_release::succeeded() {
+  if (auto target = std::exchange(target_, nullptr)) {
+    target->handoff_pending = false;
+    if (outcome_ != 1) {
+      target_ = std::move(target);
+      give_back_target();
+    } else if (target->done()) {
+      // The waiter gave up while the permits were on their way: they go back.
+      core_->spawn_cleanup(lock_protocol::undo_with(core_, scripts::permits_calls,
+                                                    release_args(args().name, target->owner()), args().name,
+                                                    std::string{target->owner()}, target->lease()),
+                           [] {});
+    } else {
+      ++core_->queue(channel_).consecutive_handoffs;
+      // Before anything else: the new holder's next command goes out first.
+      if (target->take_permits(handoff_token_, sent())) {
+        target->handed_over();
+      } else {
+        target->confirm_grant();
+      }
+    }
+  } else if (outcome_ == 0 && core_->has_waiters(channel_)) {
+    core_->queue(channel_).consecutive_handoffs = 0;
+  }
   // Not among the holders: its lease ended first, unless an earlier call whose outcome was lost
   // gave it back.
   if (outcome_ == -1 && !repeated_) {
