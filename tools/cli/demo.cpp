@@ -6,10 +6,13 @@
 //      of the loss when it resumes;
 //   5. a fair lock serves 5 processes in the order they queued, and passes over a killed waiter;
 //   6. a read-write lock: reader processes share it, a writer process excludes them, and a writer
-//      is not starved by readers that hold in overlapping turns.
+//      is not starved by readers that hold in overlapping turns;
+//   7. leased permits: 3 permits, 6 processes, one killed while holding, its permit back within its
+//      lease, never more than 3 holders (demo_permits.cpp).
 // Exits 0 only if every check held.
 
 #include "cli/common.hpp"
+#include "cli/demo_permits.hpp"
 #include "cli/demo_report.hpp"
 #include "cli/demo_topology.hpp"
 #include "process/child.hpp"
@@ -63,6 +66,7 @@ class demo_run {
     co_await paused_holder();
     co_await fair_queue();
     co_await read_write();
+    co_await leased_permits_section(client_, report_, url_, prefix_);
     client_.stop();
     co_return report_.summary();
   }
