@@ -79,6 +79,25 @@ asio::awaitable<void> fair(redisync::owner const& me) {
   co_await turn.release(use_awaitable);
 }
 
+asio::awaitable<void> leased_permits(redisync::owner const& me) {
+  redisync::permits gpus = me.permits("gpus");                   // a handle: no I/O
+  bool set = co_await gpus.try_set_permits(4, use_awaitable);   // once, by whoever comes first
+  redisync::held two = co_await gpus.acquire(2, use_awaitable);  // 2 permits, renewed by the watchdog
+  std::uint64_t token = two.token();                            // a fencing token, like a lock's
+  std::int64_t free = co_await gpus.available_permits(use_awaitable);  // 2
+  co_await two.release(use_awaitable);                          // both back
+  int n = co_await redisync::with_permit(gpus, 1, [](redisync::held&) -> asio::awaitable<int> { co_return 1; });
+}
+
+asio::awaitable<void> redisson_semaphore(redisync::owner const& me) {
+  redisync::semaphore jobs = me.semaphore("jobs");               // Redisson's RSemaphore layout
+  co_await jobs.try_set_permits(3, use_awaitable);
+  co_await jobs.acquire(1, use_awaitable);                       // no hold: nothing renews, nothing expires
+  bool more = co_await jobs.try_acquire(2, 500ms, use_awaitable);
+  co_await jobs.release(1, use_awaitable);                       // at most what this owner took
+  std::int64_t taken = co_await jobs.drain_permits(use_awaitable);
+}
+
 asio::awaitable<void> read_write(redisync::owner const& me) {
   redisync::read_write_lock prices = me.read_write_lock("prices");  // a handle: no I/O
   redisync::lock reading = prices.read();                          // shared with other readers

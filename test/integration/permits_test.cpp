@@ -106,6 +106,33 @@ BOOST_FIXTURE_TEST_CASE(the_permits_of_a_holder_that_stopped_renewing_come_back_
   });
 }
 
+BOOST_FIXTURE_TEST_CASE(a_holder_past_its_lease_is_told_lost_and_its_fenced_write_is_refused, lock_env) {
+  run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+    auto const sem = c.new_owner().permits("{sem:fence}");
+    co_await sem.try_set_permits(1, asio::use_awaitable);
+    // A holder that stopped renewing (a paused process): a fixed lease, outlived.
+    running_client paused{ctx, fast_config(redis)};
+    auto stale = co_await paused->new_owner().permits("{sem:fence}").acquire(1, 300ms, asio::use_awaitable);
+    auto fresh = co_await sem.try_acquire(1, 5s, asio::use_awaitable);
+    BOOST_TEST_REQUIRE(fresh.has_value());
+    BOOST_TEST(fresh->token() > stale.token());
+    BOOST_TEST((stale.status() == hold_status::lost));
+    auto const written = co_await c.fenced_set(
+        {.fence_key = "{sem:fence}:fence", .key = "{sem:fence}:value", .value = "new", .token = fresh->token()},
+        asio::use_awaitable);
+    BOOST_TEST(written);
+    auto const late = co_await paused->fenced_set(
+        {.fence_key = "{sem:fence}:fence", .key = "{sem:fence}:value", .value = "stale", .token = stale.token()},
+        asio::use_awaitable);
+    BOOST_TEST(!late);
+    BOOST_TEST(redis.command({"GET", "{sem:fence}:value"}).text() == "new");
+    co_await fresh->release(asio::use_awaitable);
+    co_await paused.stop();
+    co_await c.flush_subscriptions(asio::use_awaitable);
+    redisync::test::expect_nothing_left(redis, {"{sem:fence}", "{sem:fence}:fence", "{sem:fence}:value"});
+  });
+}
+
 BOOST_FIXTURE_TEST_CASE(the_watchdog_keeps_permits_for_many_leases_and_a_permit_taken_away_is_lost, lock_env) {
   run(
       [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
