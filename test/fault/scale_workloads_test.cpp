@@ -59,6 +59,22 @@ BOOST_AUTO_TEST_CASE(s1_many_waiters_drain_without_gaps_and_a_cold_cache_costs_o
   }
 }
 
+// S1 on leased permits: waiters for one permit drain as the lock's do (the permit passed from
+// holder to waiter inside each release), and W4 keeps within its permits.
+BOOST_AUTO_TEST_CASE(s1_many_waiters_for_a_permit_drain_without_gaps_and_w4_stays_within_its_permits) {
+  auto const r = bench({"--workload", "S1", "--kind", "permits"}, {{"S1_N", "300"}});
+  BOOST_TEST_INFO_SCOPE(boost::json::serialize(r));
+  BOOST_TEST(r.at("safety_ok").as_bool());
+  BOOST_TEST(number(r, "max_gap_ms") < 200);
+  for (char const* kind : {"permits", "semaphore"}) {
+    auto const w4 = bench({"--workload", "W4", "--kind", kind}, {{"W4_M", "500"}});
+    BOOST_TEST_INFO_SCOPE(boost::json::serialize(w4));
+    BOOST_TEST(w4.at("safety_ok").as_bool());
+    BOOST_TEST(number(w4, "m") == 500);
+    BOOST_TEST(number(w4, "max_in_flight") <= 4);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(s2_many_held_locks_are_renewed_in_bounded_calls_and_leave_nothing) {
   auto const r = bench({"--workload", "S2", "--watchdog"}, {{"S2_N", "1000"}, {"S2_S", "3"}, {"LEASE_MS", "1500"}});
   BOOST_TEST_INFO_SCOPE(boost::json::serialize(r));

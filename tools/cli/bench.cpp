@@ -281,7 +281,7 @@ asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::s
   } else if (workload == "W6C") {
     result = co_await w6c(b);
   } else if (workload == "S1") {
-    result = co_await s1(b, cold);
+    result = co_await s1(b, cold, kind == "permits");
   } else if (workload == "S2") {
     result = co_await s2(b);
   } else if (workload == "S4") {
@@ -319,7 +319,8 @@ int bench_main(std::vector<std::string> const& args) {
       ("watchdog", "no fixed lease: LEASE_MS is the watchdog lease, renewed every third of it")
       ("cold", "S1 on a cold script cache (SCRIPT FLUSH first)")
       ("kind", po::value<std::string>()->default_value("lock"),
-       "W5C: lock (reentrant) or fair; W4: permits (leased, the default) or semaphore (Redisson's)")
+       "W5C: lock (reentrant) or fair; W4: permits (leased, the default) or semaphore (Redisson's); S1: lock "
+       "(the default) or permits")
       ("reply-spin-us", po::value<long>(), "poll for a due reply this many µs before sleeping (default 200, 0 = off)");
   po::positional_options_description positional;
   positional.add("port", 1).add("workload", 1);

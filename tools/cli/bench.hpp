@@ -168,7 +168,7 @@ asio::awaitable<json::object> w6(bench_context& b);
 asio::awaitable<json::object> w6c(bench_context& b);
 
 // The scale workloads (bench_scale.cpp): S1 with `cold` true or false, S2, S3.
-asio::awaitable<json::object> s1(bench_context& b, bool cold);
+asio::awaitable<json::object> s1(bench_context& b, bool cold, bool permits);
 asio::awaitable<json::object> s2(bench_context& b);
 asio::awaitable<json::object> s3(bench_context& b);
 // S4, fair waiters at scale (bench_fair.cpp).

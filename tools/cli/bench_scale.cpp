@@ -14,12 +14,23 @@ namespace redisync::cli::bench {
 
 using boost::system::error_code;
 
-asio::awaitable<json::object> s1(bench_context& b, bool cold) {
+asio::awaitable<json::object> s1(bench_context& b, bool cold, bool permits) {
   auto const n = b.p.s1_n;
-  std::string const key = "bench:s1:lock";
+  // With `permits`, one leased permit instead of the lock: the waiters wait for it.
+  std::string const key = permits ? "bench:s1:permits" : "bench:s1:lock";
   client holder_client{co_await asio::this_coro::executor, b.c.cfg()};
   holder_client.start();
-  auto holder = co_await holder_client.make_lock(key).acquire(asio::use_awaitable);
+  held holder;
+  if (permits) {
+    resp::request reset;
+    reset.push("DEL", key);
+    co_await command(b.admin, std::move(reset));
+    auto const sem = holder_client.new_owner().permits(key);
+    co_await sem.try_set_permits(1, asio::use_awaitable);
+    holder = co_await sem.acquire(1, asio::use_awaitable);
+  } else {
+    holder = co_await holder_client.make_lock(key).acquire(asio::use_awaitable);
+  }
   if (cold) {
     resp::request flush;
     flush.push("SCRIPT", "FLUSH");
@@ -37,15 +48,20 @@ asio::awaitable<json::object> s1(bench_context& b, bool cold) {
   auto& acquired = t->acquired;
   auto& errors = t->errors;
   acquired.reserve(static_cast<std::size_t>(n));
+  auto const on_acquired = [t](error_code ec, held h) {
+    if (ec) {
+      ++t->errors;
+      return;
+    }
+    t->acquired.push_back(clock_type::now());
+    h.release(asio::detached);
+  };
   for (std::int64_t i = 0; i < n; ++i) {
-    b.c.make_lock(key).acquire([t](error_code ec, held h) {
-      if (ec) {
-        ++t->errors;
-        return;
-      }
-      t->acquired.push_back(clock_type::now());
-      h.release(asio::detached);
-    });
+    if (permits) {
+      b.c.new_owner().permits(key).acquire(1, on_acquired);
+    } else {
+      b.c.make_lock(key).acquire(on_acquired);
+    }
   }
   bool const waiting = co_await wait_until([&] { return b.c.stats().waiters + errors >= std::size_t(n); }, std::chrono::seconds{120});
   co_await sleep_for(std::chrono::milliseconds{1000});  // the holder keeps it 1 s
@@ -67,6 +83,7 @@ asio::awaitable<json::object> s1(bench_context& b, bool cold) {
   holder_client.stop();
   co_return json::object{
       {"n", n},
+      {"primitive", permits ? "leased permits" : "lock"},
       {"cold", cold},
       {"capped", !waiting || !drained},
       {"errors", errors},
