@@ -35,7 +35,12 @@ class owner {
   }
 
   // A handle on the semaphore of leased permits `name` (permits.hpp), acquired for this owner.
-  redisync::permits permits(std::string name) const { return redisync::permits{core_, id_, std::move(name)}; }
+  redisync::permits permits(std::string name) const { return redisync::permits{core_, id_, std::move(name), false}; }
+  // The same permits, with waiters served in the order they first asked, across processes (the
+  // fair lock's queue); use one semaphore either fair or not: plain waiters do not queue.
+  redisync::permits fair_permits(std::string name) const {
+    return redisync::permits{core_, id_, std::move(name), true};
+  }
   // A handle on the Redisson semaphore `name` (semaphore.hpp), whose permits this owner takes.
   redisync::semaphore semaphore(std::string name) const { return redisync::semaphore{core_, id_, std::move(name)}; }
   // Whether this owner holds `name` (a lock, or either side of a read-write lock) as far as its

@@ -5,7 +5,8 @@
 // renewed by the watchdog, a fencing token, and the statuses of a lock's hold, so a holder that
 // dies gives its permits back within its lease, judged by Redis's clock, and one that pauses past
 // its lease is told `lost`. Releasing the guard gives the k permits back. Cheap to make, no I/O.
-// The layout is redisync's own (a Redisson RSemaphore on the same name is semaphore.hpp).
+// The layout is redisync's own (a Redisson RSemaphore on the same name is semaphore.hpp). Fair
+// permits (owner::fair_permits) serve waiters in the order they first asked, across processes.
 
 #include <redisync/held.hpp>
 
@@ -28,6 +29,7 @@ class permits {
 
   std::string const& name() const noexcept { return name_; }
   std::string const& owner_id() const noexcept { return owner_; }
+  bool fair() const noexcept { return fair_; }
   boost::asio::any_io_executor get_executor() const;
 
   // Waits until `k` permits are free and takes them, with the watchdog's lease. error::too_many_permits
@@ -77,14 +79,14 @@ class permits {
   friend class owner;
   using core_ptr = std::shared_ptr<detail::sync::client_core>;
   using duration = std::optional<std::chrono::milliseconds>;
-  permits(core_ptr core, std::string owner_id, std::string name)
-      : core_{std::move(core)}, owner_{std::move(owner_id)}, name_{std::move(name)} {}
+  permits(core_ptr core, std::string owner_id, std::string name, bool fair)
+      : core_{std::move(core)}, owner_{std::move(owner_id)}, name_{std::move(name)}, fair_{fair} {}
 
   template <class Signature, class Token>
   auto initiate(std::int64_t k, duration lease, duration wait, Token&& token) const {
     return boost::asio::async_initiate<Token, Signature>(
-        [core = core_, owner = owner_, name = name_, k, lease, wait](auto h) mutable {
-          start_acquire(core, owner, std::move(name), k, lease, wait,
+        [core = core_, owner = owner_, name = name_, k, lease, wait, fair = fair_](auto h) mutable {
+          start_acquire(core, owner, std::move(name), k, lease, wait, fair,
                         boost::asio::any_completion_handler<Signature>{std::move(h)});
         },
         token);
@@ -99,9 +101,11 @@ class permits {
   }
 
   static void start_acquire(core_ptr const& core, std::string const& owner, std::string name, std::int64_t k,
-                            duration lease, duration wait, boost::asio::any_completion_handler<acquire_signature> h);
+                            duration lease, duration wait, bool fair,
+                            boost::asio::any_completion_handler<acquire_signature> h);
   static void start_acquire(core_ptr const& core, std::string const& owner, std::string name, std::int64_t k,
-                            duration lease, duration wait, boost::asio::any_completion_handler<try_acquire_signature> h);
+                            duration lease, duration wait, bool fair,
+                            boost::asio::any_completion_handler<try_acquire_signature> h);
   static void start_try_set(core_ptr const& core, std::string const& name, std::int64_t n,
                             boost::asio::any_completion_handler<void(boost::system::error_code, bool)> h);
   static void start_count(core_ptr const& core, std::string const& name, char const* op, std::int64_t n,
@@ -110,6 +114,7 @@ class permits {
   core_ptr core_;
   std::string owner_;
   std::string name_;
+  bool fair_ = false;
 };
 
 }  // namespace redisync

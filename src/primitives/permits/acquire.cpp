@@ -4,7 +4,6 @@
 
 #include <scripts.hpp>
 
-#include <array>
 
 namespace redisync::detail::permits_protocol {
 
@@ -12,24 +11,42 @@ namespace asio = boost::asio;
 using io::error_code;
 
 
-void start_acquire(std::int64_t count, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
-                   asio::any_completion_handler<lock_protocol::acquire_signature> h) {
-  sync::launch_acquire<permits_acquire>(std::move(core), std::move(a), std::move(h), count);
+void start_acquire(std::int64_t count, bool fair, std::shared_ptr<sync::client_core> core,
+                   lock_protocol::acquire_args a, asio::any_completion_handler<lock_protocol::acquire_signature> h) {
+  sync::launch_acquire<permits_acquire>(std::move(core), std::move(a), std::move(h), count, fair);
 }
 
-void start_acquire(std::int64_t count, std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
-                   asio::any_completion_handler<lock_protocol::try_acquire_signature> h) {
-  sync::launch_acquire<permits_acquire>(std::move(core), std::move(a), std::move(h), count);
+void start_acquire(std::int64_t count, bool fair, std::shared_ptr<sync::client_core> core,
+                   lock_protocol::acquire_args a, asio::any_completion_handler<lock_protocol::try_acquire_signature> h) {
+  sync::launch_acquire<permits_acquire>(std::move(core), std::move(a), std::move(h), count, fair);
 }
 
-script_args release_args(std::string_view name, std::string_view id) {
-  return {{std::string{name}, leases_key_of(name), holders_key_of(name)},
-          {"release", std::string{id}, channel_of(name)}};
+void append_fair_client(script_args& args, sync::client_core& core, routing::slot_type slot) {
+  args.argv.push_back(core.id());
+  args.argv.push_back(core.liveness().alive_prefix(slot));
+  args.argv.push_back(std::to_string(core.liveness().liveness().count()));
+  args.argv.push_back(std::to_string(core.cfg().wait_poll_cap.count()));
 }
 
-permits_acquire::permits_acquire(std::int64_t count, std::shared_ptr<sync::client_core> core,
+script_args release_args(sync::client_core& core, std::string_view name, std::string_view id, bool fair) {
+  script_args args{{std::string{name}, leases_key_of(name), holders_key_of(name)},
+                   {fair ? "release-fair" : "release", std::string{id}, channel_of(name)}};
+  if (!fair) return args;
+  args.keys.push_back(queue_key_of(name));
+  append_fair_client(args, core, core.router().slot_of(name));
+  return args;
+}
+
+asio::awaitable<void> leave_queue(std::shared_ptr<sync::client_core> core, std::string name, std::string id) {
+  auto const slot = core->router().slot_of(name);
+  script_args args{{name, leases_key_of(name), holders_key_of(name), queue_key_of(name)},
+                   {"leave", std::move(id), channel_of(name), core->id(), core->liveness().alive_prefix(slot)}};
+  co_await run_script(core->scripts(), scripts::permits_calls, slot, args);
+}
+
+permits_acquire::permits_acquire(std::int64_t count, bool fair, std::shared_ptr<sync::client_core> core,
                                  lock_protocol::acquire_args a, handler_type handler)
-    : lock_acquire{channel_of(a.name), std::move(core), std::move(a), std::move(handler)}, count_{count} {}
+    : lock_acquire{channel_of(a.name), std::move(core), std::move(a), std::move(handler)}, count_{count}, fair_{fair} {}
 
 error_code permits_acquire::check_arguments() const {
   if (count_ < 1 || count_ > most_permits) return error::invalid_argument;
@@ -40,24 +57,36 @@ script const& permits_acquire::attempt_script() const { return scripts::permits_
 
 io::outgoing permits_acquire::attempt(bool retry, bool by_digest) {
   auto const& name = args().name;
-  std::string const leases = leases_key_of(name), holders = holders_key_of(name), token = token_key_of(name);
-  std::array<std::string_view, 4> const keys{name, leases, holders, token};
-  std::string const count = std::to_string(count_), lease_ms = std::to_string(lease().count());
-  bool const keep = core()->cfg().persistent_fencing_counter;
-  std::array<std::string_view, 6> const argv{retry ? "retry-acquire" : "acquire", args().owner, count, lease_ms,
-                                             args().channel, keep ? "1" : ""};
-  return script_call(scripts::permits_calls, args().slot, keys, argv, by_digest);
+  auto& core = *this->core();
+  std::string op = retry ? "retry-acquire" : "acquire";
+  if (fair_) op += "-fair";
+  script_args call{{name, leases_key_of(name), holders_key_of(name), token_key_of(name)},
+                   {std::move(op), args().owner, std::to_string(count_), std::to_string(lease().count()),
+                    args().channel, core.cfg().persistent_fencing_counter ? "1" : ""}};
+  if (fair_) {
+    call.keys.push_back(queue_key_of(name));
+    call.keys.push_back(core.liveness().alive_key(args().slot));
+    append_fair_client(call, core, args().slot);
+  }
+  return script_call(scripts::permits_calls, args().slot, call, by_digest);
 }
 
 permits_acquire::outcome permits_acquire::read(error_code ec, io::response& replies) {
-  if (ec == error::ambiguous) return {outcome_kind::unknown};
+  if (ec == error::ambiguous) {
+    if (fair_) enlist_liveness();  // it may have queued
+    return {outcome_kind::unknown};
+  }
   if (ec) return {outcome_kind::failed, ec};
   if (replies.size() != 1) return {outcome_kind::unreadable};
   auto const& reply = replies[0];
   if (reply.is_error()) return {outcome_kind::failed, error_from_server_text(reply.text())};
   auto const answer = read_acquire_reply(reply);
   if (!answer.read) return {outcome_kind::unreadable};
-  if (!answer.granted) return {outcome_kind::busy, {}, std::chrono::milliseconds{answer.bound}};
+  if (!answer.granted) {
+    // Queued (a fair waiter): this client is kept alive on the server until the waiter is done.
+    if (fair_) enlist_liveness();
+    return {outcome_kind::busy, {}, std::chrono::milliseconds{answer.bound}};
+  }
   // A grant past its deadline is never returned (see lock_acquire::read).
   if (too_late(sent())) return {outcome_kind::unknown};
   grant(answer.token, count_, sent());
@@ -76,9 +105,23 @@ bool permits_acquire::may_grant(resp::value const& reply) const {
 }
 
 void permits_acquire::undo(std::function<void()> then) {
-  core()->spawn_cleanup(lock_protocol::undo_with(core(), scripts::permits_calls, release_args(args().name, args().owner),
-                                                 args().name, args().owner, lease()),
-                        std::move(then));
+  auto const& name = args().name;
+  auto release = release_args(*core(), name, args().owner, fair_);
+  auto undo_all = [](std::shared_ptr<sync::client_core> core, script_args release, std::string name, std::string id,
+                     std::chrono::milliseconds lease, bool fair) -> asio::awaitable<void> {
+    if (fair) co_await leave_queue(core, name, id);
+    co_await lock_protocol::undo_with(core, scripts::permits_calls, std::move(release), std::move(name), std::move(id),
+                                      lease);
+  };
+  core()->spawn_cleanup(undo_all(core(), std::move(release), name, args().owner, lease(), fair_), std::move(then));
+}
+
+void permits_acquire::complete(error_code ec, bool granted) {
+  // A fair waiter that gives up leaves its place at once (the next head is called if it was the head).
+  if (leave_liveness() && !granted && !core()->stopped()) {
+    core()->spawn_cleanup(leave_queue(core(), args().name, args().owner));
+  }
+  lock_acquire::complete(ec, granted);
 }
 
 }  // namespace redisync::detail::permits_protocol

@@ -46,21 +46,22 @@ asio::awaitable<std::tuple<error_code, bool>> try_set(std::shared_ptr<detail::sy
 template <class Signature>
 void start(std::shared_ptr<detail::sync::client_core> const& core, std::string const& owner, std::string name,
            std::int64_t k, std::optional<std::chrono::milliseconds> lease,
-           std::optional<std::chrono::milliseconds> wait, asio::any_completion_handler<Signature> h) {
+           std::optional<std::chrono::milliseconds> wait, bool fair, asio::any_completion_handler<Signature> h) {
   if (!core) return detail::sync::fail_at_once(std::move(h), error::empty_handle);
-  proto::start_acquire(k, core, {std::move(name), proto::new_permit_id(owner), lease, wait}, std::move(h));
+  proto::start_acquire(k, fair, core, {std::move(name), proto::new_permit_id(owner), lease, wait}, std::move(h));
 }
 
 }  // namespace
 
 void permits::start_acquire(core_ptr const& core, std::string const& owner, std::string name, std::int64_t k,
-                            duration lease, duration wait, asio::any_completion_handler<acquire_signature> h) {
-  start(core, owner, std::move(name), k, lease, wait, std::move(h));
+                            duration lease, duration wait, bool fair, asio::any_completion_handler<acquire_signature> h) {
+  start(core, owner, std::move(name), k, lease, wait, fair, std::move(h));
 }
 
 void permits::start_acquire(core_ptr const& core, std::string const& owner, std::string name, std::int64_t k,
-                            duration lease, duration wait, asio::any_completion_handler<try_acquire_signature> h) {
-  start(core, owner, std::move(name), k, lease, wait, std::move(h));
+                            duration lease, duration wait, bool fair,
+                            asio::any_completion_handler<try_acquire_signature> h) {
+  start(core, owner, std::move(name), k, lease, wait, fair, std::move(h));
 }
 
 void permits::start_try_set(core_ptr const& core, std::string const& name, std::int64_t n,

@@ -18,6 +18,15 @@
 --                  lease, keep: the permits go on to a waiter of the releasing client (the next id)
 --                  if enough are free, with a fresh token, and only what is left is published; sent
 --                  again after a lost outcome, it finds the next id among the holders
+--   acquire-fair, retry-acquire-fair, release-fair, release-to-fair: the same for fair permits,
+--                  with two keys more for an acquire (the queue, the caller's liveness key) and one
+--                  for a release (the queue), and four arguments more (the caller's client, the
+--                  liveness keys' prefix, the liveness and the waiters' poll cap in ms): waiters
+--                  queue on the server (fair_queue.lua) and only the live head takes permits; a
+--                  release calls the head by name instead of publishing a count, and passes its
+--                  permits on only to the head
+--   leave          keys: permits, leases, holders, queue   arguments: id, channel, client, alive prefix
+--                  (a fair waiter that gave up)
 --   set            keys: permits, leases, holders          arguments: n, channel
 --   add            keys: permits, leases, holders          arguments: k, channel
 --   available      keys: permits, leases, holders          arguments: channel
@@ -28,6 +37,7 @@
 -- permits that would go below 0), WRONGTYPE.
 -- include: publish.lua
 -- include: next_token.lua
+-- include: fair_queue.lua
 
 local k, a = 1, 1  -- the next item's first key and its operation
 
@@ -36,8 +46,21 @@ local function server_ms()
   return tonumber(string.sub(server_micros(), 1, -4))
 end
 
+-- During a call on fair permits: their queue, and who calls.
+local fair
+
+-- Tells the waiters that `freed` permits are free: the count, or the live head of a fair queue by
+-- name (only it may take them).
 local function announce(channel, freed)
-  if freed > 0 then redis.pcall(publish_command, channel, tostring(freed)) end
+  if freed <= 0 then return end
+  if fair then
+    local head = live_head(fair.queue, fair.alive_prefix, fair.client)
+    if head then
+      redis.pcall(publish_command, channel, head)
+      return
+    end
+  end
+  redis.pcall(publish_command, channel, tostring(freed))
 end
 
 -- Gives back the permits whose lease ended by `now`; returns the permits used after that, or the
@@ -134,12 +157,17 @@ local function release(permits, leases, holders, id, channel, token_key, next_id
   used = math.max(used - n, 0)
   redis.call('hdel', holders, id)
   redis.call('zrem', leases, id)
+  local next_member = next_id and fair and member_of(fair.client, next_id)
+  if next_member and next_member ~= live_head(fair.queue, fair.alive_prefix, fair.client) then
+    next_id = nil  -- fair permits go to the head of the queue only: the order is the server's
+  end
   if next_id then
     local total = total_of(permits)
     local wanted = tonumber(next_n)
     if type(total) ~= 'table' and total - used >= wanted then
       local token = grant(leases, holders, token_key, next_id, wanted, used, now, next_lease, keep)
       if type(token) ~= 'table' then
+        if next_member then leave_queue(fair.queue, next_member) end
         announce(channel, n - wanted)
         return {1, token}
       end
@@ -154,6 +182,51 @@ local function release(permits, leases, holders, id, channel, token_key, next_id
   end
   announce(channel, n)
   return 0
+end
+
+-- The permits free now, for the next in a fair queue.
+local function free_now(permits, holders)
+  local total = total_of(permits)
+  if type(total) == 'table' then return 0 end
+  return total - (tonumber(redis.call('hget', holders, 'used') or '0') or 0)
+end
+
+-- A fair acquire: only the live head of the queue takes permits (or anyone while nobody waits);
+-- everyone else keeps its place and waits to be called by name, or until the first lease ends or
+-- the head's client would count as dead.
+local function acquire_fair(permits, leases, holders, token_key, alive, id, want, lease, channel, keep, retry)
+  local head, wrong = live_head(fair.queue, fair.alive_prefix, fair.client)
+  if wrong then return wrong end
+  local member = member_of(fair.client, id)
+  if not head or head == member or (retry and redis.call('hexists', holders, id) == 1) then
+    local reply = acquire(permits, leases, holders, token_key, id, want, lease, channel, keep, retry)
+    if reply[1] == 1 then
+      if head == member then
+        leave_queue(fair.queue, member)
+        announce(channel, free_now(permits, holders))  -- what is left is the next one's turn
+      end
+      return reply
+    end
+    if reply.err then return reply end
+    keep_place(fair.queue, member, alive, fair.liveness)
+    keep_queue(fair.queue, leases, fair.liveness, fair.cap)
+    return reply
+  end
+  keep_place(fair.queue, member, alive, fair.liveness)
+  keep_queue(fair.queue, leases, fair.liveness, fair.cap)
+  local bound = math.max(redis.call('pttl', fair.alive_prefix .. client_of(head)), 0) + 1
+  local first = redis.call('zrange', leases, 0, 0, 'WITHSCORES')
+  if #first > 0 then bound = math.min(bound, math.max(tonumber(first[2]) - server_ms(), 1)) end
+  return {0, bound}
+end
+
+-- A fair waiter that gave up leaves its place; if it was the head, the next one is called.
+local function leave(permits, holders, id, channel)
+  local head = live_head(fair.queue, fair.alive_prefix, fair.client)
+  local member = member_of(fair.client, id)
+  leave_queue(fair.queue, member)
+  if head == member then announce(channel, free_now(permits, holders)) end
+  return 1
 end
 
 local function set_permits(permits, n, channel)
@@ -183,10 +256,36 @@ local function available(permits, leases, holders, channel)
   return math.max(total - used, 0)
 end
 
+-- The fair context of an item whose queue is KEYS[queue_at] and whose last four arguments, from
+-- ARGV[from], are the caller's client, the liveness keys' prefix, the liveness and the poll cap.
+local function fair_context(queue_at, from)
+  return {queue = KEYS[queue_at], client = ARGV[from], alive_prefix = ARGV[from + 1],
+          liveness = tonumber(ARGV[from + 2]), cap = tonumber(ARGV[from + 3])}
+end
+
 local function run_next()
   local op = ARGV[a]
   local reply
-  if op == 'acquire' or op == 'retry-acquire' then
+  fair = nil
+  if op == 'acquire-fair' or op == 'retry-acquire-fair' then
+    fair = fair_context(k + 4, a + 6)
+    reply = acquire_fair(KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 5], ARGV[a + 1], ARGV[a + 2],
+                         ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], op == 'retry-acquire-fair')
+    k, a = k + 6, a + 10
+  elseif op == 'release-fair' then
+    fair = fair_context(k + 3, a + 3)
+    reply = release(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1], ARGV[a + 2])
+    k, a = k + 4, a + 7
+  elseif op == 'release-to-fair' then
+    fair = fair_context(k + 4, a + 7)
+    reply = release(KEYS[k], KEYS[k + 1], KEYS[k + 2], ARGV[a + 1], ARGV[a + 2], KEYS[k + 3], ARGV[a + 3],
+                    ARGV[a + 4], ARGV[a + 5], ARGV[a + 6])
+    k, a = k + 5, a + 11
+  elseif op == 'leave' then
+    fair = {queue = KEYS[k + 3], client = ARGV[a + 3], alive_prefix = ARGV[a + 4]}
+    reply = leave(KEYS[k], KEYS[k + 2], ARGV[a + 1], ARGV[a + 2])
+    k, a = k + 4, a + 5
+  elseif op == 'acquire' or op == 'retry-acquire' then
     reply = acquire(KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
                     ARGV[a + 4], ARGV[a + 5], op == 'retry-acquire')
     k, a = k + 4, a + 6

@@ -42,6 +42,7 @@ std::string leases_key_of(std::string_view name) { return lock_protocol::prefixe
 std::string holders_key_of(std::string_view name) { return lock_protocol::prefixed("redisync_permits_holders:", name); }
 std::string token_key_of(std::string_view name) { return lock_protocol::prefixed("redisync_permits_token:", name); }
 std::string channel_of(std::string_view name) { return lock_protocol::prefixed("redisync_permits__channel:", name); }
+std::string queue_key_of(std::string_view name) { return lock_protocol::prefixed("redisync_permits_queue:", name); }
 
 std::string new_permit_id(std::string_view owner) {
   static std::atomic<std::uint64_t> next{1};
@@ -63,5 +64,12 @@ acquire_reply read_acquire_reply(resp::value const& reply) {
 }
 
 sync::renewal_kind const& renewal() { return renewal_of_permits; }
+
+void on_fair_message(sync::waiter_queue& queue, std::string_view message) {
+  if (auto const slash = message.find('/'); slash != std::string_view::npos) {
+    return queue.wake_named(message.substr(slash + 1));
+  }
+  queue.wake_one();
+}
 
 }  // namespace redisync::detail::permits_protocol

@@ -18,6 +18,8 @@ std::string leases_key_of(std::string_view name);
 std::string holders_key_of(std::string_view name);
 std::string token_key_of(std::string_view name);
 std::string channel_of(std::string_view name);
+// Fair permits' queue of waiters (fair_queue.lua's layout, `client/id` by arrival).
+std::string queue_key_of(std::string_view name);
 
 // A fresh permit id of `owner`: unique in the process, and the owner's client id makes it unique
 // everywhere.
@@ -35,7 +37,12 @@ acquire_reply read_acquire_reply(resp::value const& reply);
 
 // The watchdog's renewal of permits (permits_renew.lua).
 sync::renewal_kind const& renewal();
-// How a permit hold is released (release.hpp).
-sync::hold_kind const& permit_hold_kind();
+// How a permit hold is released (release.hpp), fair or not.
+sync::hold_kind const& permit_hold_kind(bool fair);
+
+// Messages of fair permits' channel: the head called by name (`client/id`) wakes that waiter (or
+// tells this client's first waiter that another client's was called); a count, published by a
+// call that is not fair, lets this client's first waiter try.
+void on_fair_message(sync::waiter_queue& queue, std::string_view message);
 
 }  // namespace redisync::detail::permits_protocol

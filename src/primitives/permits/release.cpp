@@ -14,16 +14,22 @@ namespace {
 
 class permits_hold_kind final : public sync::hold_kind {
  public:
+  explicit permits_hold_kind(bool fair) : fair_{fair} {}
   void release(std::shared_ptr<sync::client_core> core, std::shared_ptr<sync::hold_state> hold,
                std::shared_ptr<sync::hold_level> level, asio::any_completion_handler<void(error_code)> h) const override {
     pending_handler<void(error_code)> handler{std::move(h), core->homes()};
     auto& host = *core;
-    auto op = std::make_shared<permit_release>(std::move(core), std::move(hold), std::move(level), std::move(handler));
+    auto op = std::make_shared<permit_release>(std::move(core), std::move(hold), std::move(level), std::move(handler),
+                                               fair_);
     host.to_strand([op = std::move(op)] { op->start(); });
   }
+
+ private:
+  bool fair_;
 };
 
-permits_hold_kind const hold_kind_of_permits;
+permits_hold_kind const hold_kind_of_permits{false};
+permits_hold_kind const hold_kind_of_fair_permits{true};
 
 sync::release_op::params params_of(sync::client_core& core, sync::hold_state const& hold) {
   return {hold.name, hold.owner, core.router().slot_of(hold.name)};
@@ -31,12 +37,13 @@ sync::release_op::params params_of(sync::client_core& core, sync::hold_state con
 
 }  // namespace
 
-sync::hold_kind const& permit_hold_kind() { return hold_kind_of_permits; }
+sync::hold_kind const& permit_hold_kind(bool fair) { return fair ? hold_kind_of_fair_permits : hold_kind_of_permits; }
 
 permit_release::permit_release(std::shared_ptr<sync::client_core> core, std::shared_ptr<sync::hold_state> hold,
-                               std::shared_ptr<sync::hold_level> level, pending_handler<void(error_code)> handler)
+                               std::shared_ptr<sync::hold_level> level, pending_handler<void(error_code)> handler,
+                               bool fair)
     : release_op{core, params_of(*core, *hold)}, core_{std::move(core)}, hold_{std::move(hold)},
-      level_{std::move(level)}, handler_{std::move(handler)}, channel_{channel_of(hold_->name)},
+      level_{std::move(level)}, handler_{std::move(handler)}, fair_{fair}, channel_{channel_of(hold_->name)},
       in_progress_{core_->track()} {}
 
 void permit_release::start() {
@@ -78,14 +85,16 @@ script const& permit_release::release_script() const { return scripts::permits_c
 
 io::outgoing permit_release::call(bool retry, bool by_digest) {
   repeated_ = repeated_ || retry;
-  if (!target_) {
-    return script_call(scripts::permits_calls, args().slot, release_args(args().name, args().owner), by_digest);
-  }
   auto const& name = args().name;
+  if (!target_) return script_call(scripts::permits_calls, args().slot, release_args(*core_, name, args().owner, fair_), by_digest);
   bool const keep = core_->cfg().persistent_fencing_counter;
-  script_args const call{{name, leases_key_of(name), holders_key_of(name), token_key_of(name)},
-                         {"release-to", args().owner, channel_, std::string{target_->owner()},
-                          std::to_string(target_->count()), std::to_string(target_->lease().count()), keep ? "1" : ""}};
+  script_args call{{name, leases_key_of(name), holders_key_of(name), token_key_of(name)},
+                   {fair_ ? "release-to-fair" : "release-to", args().owner, channel_, std::string{target_->owner()},
+                    std::to_string(target_->count()), std::to_string(target_->lease().count()), keep ? "1" : ""}};
+  if (fair_) {
+    call.keys.push_back(queue_key_of(name));
+    append_fair_client(call, *core_, args().slot);
+  }
   return script_call(scripts::permits_calls, args().slot, call, by_digest);
 }
 
@@ -128,7 +137,7 @@ void permit_release::succeeded() {
     } else if (target->done()) {
       // The waiter gave up while the permits were on their way: they go back.
       core_->spawn_cleanup(lock_protocol::undo_with(core_, scripts::permits_calls,
-                                                    release_args(args().name, target->owner()), args().name,
+                                                    release_args(*core_, args().name, target->owner(), fair_), args().name,
                                                     std::string{target->owner()}, target->lease()),
                            [] {});
     } else {

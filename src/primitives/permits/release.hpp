@@ -17,7 +17,7 @@ class permits_acquire;
 class permit_release final : public sync::release_op {
  public:
   permit_release(std::shared_ptr<sync::client_core> core, std::shared_ptr<sync::hold_state> hold,
-                 std::shared_ptr<sync::hold_level> level, pending_handler<void(io::error_code)> handler);
+                 std::shared_ptr<sync::hold_level> level, pending_handler<void(io::error_code)> handler, bool fair);
   void start();
 
  private:
@@ -39,6 +39,7 @@ class permit_release final : public sync::release_op {
   std::shared_ptr<sync::hold_state> hold_;
   std::shared_ptr<sync::hold_level> level_;
   pending_handler<void(io::error_code)> handler_;
+  bool fair_;
   std::string channel_;
   std::shared_ptr<permits_acquire> target_;  // the waiter the permits go on to, if any
   std::int64_t outcome_ = 0;                 // of the reply read: 0 given back, -1 not held, 1 passed on
