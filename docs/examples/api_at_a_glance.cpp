@@ -18,7 +18,7 @@ asio::awaitable<void> tour(asio::any_io_executor ex) {
   redisync::lock lock = me.lock("orders:42");              // a handle: no I/O
   redisync::fair_lock fifo = me.fair_lock("reports");      // the same operations, served in arrival order
   redisync::read_write_lock rw = me.read_write_lock("prices");  // rw.read(), rw.write(): lock handles
-  redisync::permits gpus = me.permits("gpus");             // leased permits: a dead holder's come back
+  redisync::permits gpus = me.permits("gpus");             // leased permits: a dead holder's come back; fair_permits()
   redisync::semaphore jobs = me.semaphore("jobs");         // Redisson's RSemaphore, shared with Redisson
   redisync::held h = co_await lock.acquire(use_awaitable); // waits; the watchdog renews the lease
   redisync::held fixed = co_await lock.acquire(30s, use_awaitable);            // re-enters; fixed lease

@@ -37,6 +37,7 @@ std::string_view kind_name(stress_kind k) {
     case stress_kind::write: return "write";
     case stress_kind::semaphore: return "semaphore";
     case stress_kind::permits: return "permits";
+    case stress_kind::fair_permits: return "fair-permits";
   }
   return "";
 }
@@ -48,7 +49,8 @@ redisync::lock lock_for(owner const& me, stress_options const& o) {
     case stress_kind::read: return me.read_write_lock(o.lock).read();
     case stress_kind::write: return me.read_write_lock(o.lock).write();
     case stress_kind::semaphore:
-    case stress_kind::permits: break;  // permit_worker's
+    case stress_kind::permits:
+    case stress_kind::fair_permits: break;  // permit_worker's
   }
   return me.lock(o.lock);
 }
@@ -198,7 +200,8 @@ asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
   co_await connect(c);
   totals t;
   error_report report;
-  bool const permits = o.kind == stress_kind::semaphore || o.kind == stress_kind::permits;
+  bool const permits = o.kind == stress_kind::semaphore || o.kind == stress_kind::permits ||
+                       o.kind == stress_kind::fair_permits;
   if (permits) {
     // The first process sets the permits; the others find them set.
     auto owner = c.new_owner();
@@ -268,8 +271,8 @@ int stress_main(std::vector<std::string> const& args) {
       ("redis", po::value(&o.url)->required(), "Redis URL, redis://[user:pass@]host:port[/db]")
       ("lock", po::value(&o.lock)->required(), "lock name")
       ("kind", po::value<std::string>()->default_value("lock"),
-       "lock (reentrant), fair, read or write (the two sides of a read-write lock), semaphore (Redisson's) "
-       "or permits (leased)")
+       "lock (reentrant), fair, read or write (the two sides of a read-write lock), semaphore (Redisson's), "
+       "permits (leased) or fair-permits")
       ("permits", po::value(&o.permits)->default_value(0), "a semaphore's permits (set if it has none)")
       ("workers", po::value(&o.workers)->default_value(1), "workers (one owner each)")
       ("iterations", po::value(&o.iterations)->default_value(100), "critical sections per worker")
@@ -295,19 +298,20 @@ int stress_main(std::vector<std::string> const& args) {
     o.lease_ms = static_cast<int>(in_range("--lease-ms", vm["lease-ms"].as<int>(), shortest_lease.count(), one_day_ms));
   }
   auto const kind = vm["kind"].as<std::string>();
-  auto const kinds = {stress_kind::lock,  stress_kind::fair,      stress_kind::read,
-                       stress_kind::write, stress_kind::semaphore, stress_kind::permits};
+  auto const kinds = {stress_kind::lock,      stress_kind::fair,    stress_kind::read,        stress_kind::write,
+                       stress_kind::semaphore, stress_kind::permits, stress_kind::fair_permits};
   auto const named = std::find_if(kinds.begin(), kinds.end(), [&](stress_kind k) { return kind_name(k) == kind; });
   if (named == kinds.end()) {
-    throw usage_error{"--kind must be lock, fair, read, write, semaphore or permits, not '" + kind + "'"};
+    throw usage_error{"--kind must be lock, fair, read, write, semaphore, permits or fair-permits, not '" + kind + "'"};
   }
   o.kind = *named;
-  bool const semaphore = o.kind == stress_kind::semaphore || o.kind == stress_kind::permits;
+  bool const semaphore =
+      o.kind == stress_kind::semaphore || o.kind == stress_kind::permits || o.kind == stress_kind::fair_permits;
   if (semaphore) {
     in_range("--permits", o.permits, 1, 1'000'000);
     if (vm.count("fence-key")) throw usage_error{"a semaphore's holders write side by side: no --fence-key"};
   } else if (!vm["permits"].defaulted()) {
-    throw usage_error{"--permits is for --kind semaphore or permits"};
+    throw usage_error{"--permits is for --kind semaphore, permits or fair-permits"};
   }
   if (o.kind == stress_kind::semaphore && o.lease_ms) throw usage_error{"a Redisson semaphore's permits have no lease: no --lease-ms"};
   if (vm.count("fence-key") && o.kind == stress_kind::read) throw usage_error{"a reader writes nothing: no --fence-key"};

@@ -20,7 +20,7 @@
 
 namespace redisync::cli {
 
-enum class stress_kind { lock, fair, read, write, semaphore, permits };
+enum class stress_kind { lock, fair, read, write, semaphore, permits, fair_permits };
 
 struct stress_options {
   std::string url;

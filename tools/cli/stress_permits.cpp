@@ -1,4 +1,4 @@
-// The workers of `redisync stress --kind semaphore|permits`: each iteration takes one permit, opens
+// The workers of `redisync stress --kind semaphore|permits|fair-permits`: each iteration takes one permit, opens
 // its hold window where every process sees it (hold_windows.hpp: the holders side of the name), so
 // that the most holders at once across processes is known and never above the permits, INCRs the
 // counter (holders work side by side: the counter ends at the sum of acquisitions unless a loss
@@ -31,11 +31,12 @@ asio::awaitable<std::tuple<error_code, std::optional<held>>> take(owner const& m
     auto [ec] = co_await me.semaphore(o.lock).acquire(1, asio::as_tuple(asio::use_awaitable));
     co_return std::tuple{ec, std::optional<held>{}};
   }
+  auto const leased = o.kind == stress_kind::fair_permits ? me.fair_permits(o.lock) : me.permits(o.lock);
   std::tuple<error_code, held> got;
   if (o.lease_ms) {
-    got = co_await me.permits(o.lock).acquire(1, std::chrono::milliseconds{*o.lease_ms}, asio::as_tuple(asio::use_awaitable));
+    got = co_await leased.acquire(1, std::chrono::milliseconds{*o.lease_ms}, asio::as_tuple(asio::use_awaitable));
   } else {
-    got = co_await me.permits(o.lock).acquire(1, asio::as_tuple(asio::use_awaitable));
+    got = co_await leased.acquire(1, asio::as_tuple(asio::use_awaitable));
   }
   auto& [ec, h] = got;
   co_return std::tuple{ec, ec ? std::optional<held>{} : std::optional<held>{std::move(h)}};
