@@ -88,7 +88,7 @@ client_core::client_core(private_tag, asio::any_io_executor ex, config cfg)
       runner_{*router_, [self = self_]() -> std::shared_ptr<void> { return self->lock(); },
               cfg_.mode == topology::cluster},
       channels_{*router_, cfg_.subscription_linger, [self = self_]() -> std::shared_ptr<void> { return self->lock(); }},
-      leases_{runner_, cfg_.watchdog_tick,
+      leases_{renewal_io_, cfg_.watchdog_tick,
               {.anchor = [self = self_]() -> std::shared_ptr<void> { return self->lock(); },
                .lose = [this](std::shared_ptr<hold_state> const& h) { lose(h); },
                .emit = [this](event_kind k, event_level l, std::string_view lock, std::string_view owner,

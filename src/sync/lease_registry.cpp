@@ -12,9 +12,8 @@ namespace redisync::detail::sync {
 namespace asio = boost::asio;
 using io::error_code;
 
-lease_registry::lease_registry(script_runner& runner, std::chrono::milliseconds tick, callbacks cb)
-    : runner_{runner}, cb_{std::move(cb)}, wheel_{tick, 512, clock_type::now()},
-      timer_{runner.router().io_executor()} {}
+lease_registry::lease_registry(renewal_io& io, std::chrono::milliseconds tick, callbacks cb)
+    : io_{io}, cb_{std::move(cb)}, wheel_{tick, 512, clock_type::now()}, timer_{io.strand()} {}
 
 void lease_registry::schedule_renewal(std::shared_ptr<hold_state> const& hold, clock_type::time_point base) {
   auto const due = base + hold->lease / 3;
@@ -43,7 +42,7 @@ void lease_registry::arm(clock_type::time_point due) {
   armed_for_ = due;
   auto const generation = ++generation_;
   timer_.expires_at(due);
-  timer_.async_wait(asio::bind_executor(runner_.router().strand(), [this, alive = alive_, generation](error_code) {
+  timer_.async_wait(asio::bind_executor(io_.strand(), [this, alive = alive_, generation](error_code) {
     if (!*alive || generation_ != generation) return;
     armed_for_.reset();
     on_tick();
@@ -82,7 +81,7 @@ void lease_registry::on_tick() {
       auto const end = std::min(holds.size(), i + renewals_per_call);
       std::vector<std::shared_ptr<hold_state>> batch(holds.begin() + static_cast<std::ptrdiff_t>(i),
                                                      holds.begin() + static_cast<std::ptrdiff_t>(end));
-      asio::co_spawn(runner_.router().strand(), renew(std::move(batch), std::get<1>(key)), asio::detached);
+      asio::co_spawn(io_.strand(), renew(std::move(batch), std::get<1>(key)), asio::detached);
     }
   }
 }
@@ -92,7 +91,7 @@ asio::awaitable<void> lease_registry::renew(std::vector<std::shared_ptr<hold_sta
   auto const anchor = cb_.anchor();
   auto const alive = alive_;
   auto const& kind = *batch.front()->renewal;
-  auto const args = kind.renewal_args(batch, lease);
+  auto args = kind.renewal_args(batch, lease);
   auto const sent = clock_type::now();
   // While disconnected a renewal waits for the connection until the first of its holds is due to
   // end, not past it: a renewal that reached Redis after the hold was given up for lost would keep
@@ -103,12 +102,12 @@ asio::awaitable<void> lease_registry::renew(std::vector<std::shared_ptr<hold_sta
   opts.connection_wait = std::chrono::duration_cast<std::chrono::milliseconds>(first_end - sent);
   opts.wait_for_connection = *opts.connection_wait > std::chrono::milliseconds{0};
   // Meanwhile the holds are in danger, and say so.
-  if (!runner_.router().connected(batch.front()->slot)) {
+  if (!io_.connected(batch.front()->slot)) {
     for (auto const& h : batch) {
       if (!h->on_beat) mark_uncertain(*h, error::not_connected);
     }
   }
-  auto [ec, reply] = co_await run_script(runner_, kind.renewal_script(), batch.front()->slot, args, {}, opts);
+  auto [ec, reply] = co_await io_.run(kind.renewal_script(), batch.front()->slot, std::move(args), opts);
   if (!*alive) co_return;
   ++renewal_calls_;
   renewals_ += batch.size();

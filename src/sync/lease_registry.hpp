@@ -17,6 +17,7 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <tuple>
 
 namespace redisync::detail::sync {
 
@@ -40,6 +41,34 @@ inline clock_type::time_point validity_deadline(clock_type::time_point sent, std
   return sent + lease - (lease / 100 + std::chrono::milliseconds{2});
 }
 
+// What the registry needs of its client: the strand its timer and renewals run on, whether the
+// node of a slot is connected, and running a renewal call. The client's is its script runner
+// (runner_renewal_io); unit tests answer the calls themselves.
+class renewal_io {
+ public:
+  virtual ~renewal_io() = default;
+  virtual boost::asio::any_io_executor strand() const = 0;
+  virtual bool connected(routing::slot_type slot) const = 0;
+  virtual boost::asio::awaitable<std::tuple<io::error_code, resp::value>> run(script const& s, routing::slot_type slot,
+                                                                            script_args args,
+                                                                            resp::request::options opts) = 0;
+};
+
+class runner_renewal_io final : public renewal_io {
+ public:
+  explicit runner_renewal_io(script_runner& runner) : runner_{runner} {}
+  boost::asio::any_io_executor strand() const override { return runner_.router().strand(); }
+  bool connected(routing::slot_type slot) const override { return runner_.router().connected(slot); }
+  boost::asio::awaitable<std::tuple<io::error_code, resp::value>> run(script const& s, routing::slot_type slot,
+                                                                    script_args args,
+                                                                    resp::request::options opts) override {
+    co_return co_await run_script(runner_, s, slot, args, {}, opts);
+  }
+
+ private:
+  script_runner& runner_;
+};
+
 class lease_registry {
  public:
   struct callbacks {
@@ -50,7 +79,7 @@ class lease_registry {
         emit;
   };
 
-  lease_registry(script_runner& runner, std::chrono::milliseconds tick, callbacks cb);
+  lease_registry(renewal_io& io, std::chrono::milliseconds tick, callbacks cb);
   ~lease_registry() { *alive_ = false; }  // a cancelled timer wait may still run
   lease_registry(lease_registry const&) = delete;
   lease_registry& operator=(lease_registry const&) = delete;
@@ -74,7 +103,7 @@ class lease_registry {
   void on_tick();
   boost::asio::awaitable<void> renew(std::vector<std::shared_ptr<hold_state>> batch, std::chrono::milliseconds lease);
 
-  script_runner& runner_;
+  renewal_io& io_;
   callbacks cb_;
   wheel_type wheel_;
   boost::asio::steady_timer timer_;
