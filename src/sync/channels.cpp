@@ -17,7 +17,7 @@ void channels::acquire(std::string const& channel, routing::slot_type slot,
   }
   auto& slot_entry = entries_[channel];
   if (!slot_entry) {
-    slot_entry = std::make_shared<entry>(router_.io_executor());
+    slot_entry = std::make_shared<entry>(io_.strand());
     slot_entry->slot = slot;
     update_count();
   }
@@ -48,7 +48,7 @@ void channels::subscribe(std::string const& channel, std::shared_ptr<entry> cons
       erase_if_unused(channel, e);
     }
   };
-  router_.subscribe(true, e->slot, {channel}, asio::bind_executor(router_.strand(), std::move(on_done)));
+  io_.subscribe(true, e->slot, {channel}, asio::bind_executor(io_.strand(), std::move(on_done)));
 }
 
 void channels::release(std::string const& channel) {
@@ -66,7 +66,7 @@ void channels::release(std::string const& channel) {
 
 void channels::start_linger(std::string const& channel, std::shared_ptr<entry> const& e) {
   e->linger.expires_after(linger_);
-  e->linger.async_wait(asio::bind_executor(router_.strand(), [this, anchor = anchor_(), e, channel](error_code ec) {
+  e->linger.async_wait(asio::bind_executor(io_.strand(), [this, anchor = anchor_(), e, channel](error_code ec) {
     if (ec || stopped_ || e->refs > 0 || e->st != state::subscribed) return;
     unsubscribe(channel, e);
   }));
@@ -89,7 +89,7 @@ void channels::unsubscribe(std::string const& channel, std::shared_ptr<entry> co
     e->st = state::idle;
     erase_if_unused(channel, e);
   };
-  router_.subscribe(false, e->slot, {channel}, asio::bind_executor(router_.strand(), std::move(on_done)));
+  io_.subscribe(false, e->slot, {channel}, asio::bind_executor(io_.strand(), std::move(on_done)));
 }
 
 void channels::erase_if_unused(std::string const& channel, std::shared_ptr<entry> const& e) {
@@ -133,7 +133,7 @@ void channels::flush(std::function<void(error_code)> done) {
       }
       (*shared_done)(state_of_flush->first_error);
     };
-    router_.subscribe(false, slot, std::move(names), asio::bind_executor(router_.strand(), std::move(on_done)));
+    io_.subscribe(false, slot, std::move(names), asio::bind_executor(io_.strand(), std::move(on_done)));
   }
 }
 

@@ -22,10 +22,33 @@ namespace redisync::detail::sync {
 // Keeps the client alive while something it started is pending.
 using anchor_fn = std::function<std::shared_ptr<void>()>;
 
+// What the channels need of their client: the strand they run on, and (un)subscribing channels of
+// one slot. The client's is its router (router_subscription_io); unit tests confirm by hand.
+class subscription_io {
+ public:
+  virtual ~subscription_io() = default;
+  virtual boost::asio::any_io_executor strand() const = 0;
+  virtual void subscribe(bool on, routing::slot_type slot, std::vector<std::string> channels,
+                         boost::asio::any_completion_handler<void(io::error_code)> handler) = 0;
+};
+
+class router_subscription_io final : public subscription_io {
+ public:
+  explicit router_subscription_io(routing::router& r) : router_{r} {}
+  boost::asio::any_io_executor strand() const override { return router_.strand(); }
+  void subscribe(bool on, routing::slot_type slot, std::vector<std::string> channels,
+                 boost::asio::any_completion_handler<void(io::error_code)> handler) override {
+    router_.subscribe(on, slot, std::move(channels), std::move(handler));
+  }
+
+ private:
+  routing::router& router_;
+};
+
 class channels {
  public:
-  channels(routing::router& r, std::chrono::milliseconds linger, anchor_fn anchor)
-      : router_{r}, linger_{linger}, anchor_{std::move(anchor)} {}
+  channels(subscription_io& io, std::chrono::milliseconds linger, anchor_fn anchor)
+      : io_{io}, linger_{linger}, anchor_{std::move(anchor)} {}
 
   // Takes a reference on `channel` and calls `confirmed` once Redis has confirmed the subscription
   // (or with the error that prevented it; the reference is held either way).
@@ -68,7 +91,7 @@ class channels {
   void erase_if_unused(std::string const& channel, std::shared_ptr<entry> const& e);
   void update_count() { count_ = entries_.size(); }
 
-  routing::router& router_;
+  subscription_io& io_;
   std::chrono::milliseconds linger_;
   anchor_fn anchor_;
   bool stopped_ = false;

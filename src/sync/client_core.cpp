@@ -87,7 +87,7 @@ client_core::client_core(private_tag, asio::any_io_executor ex, config cfg)
       strand_{router_->strand()},
       runner_{*router_, [self = self_]() -> std::shared_ptr<void> { return self->lock(); },
               cfg_.mode == topology::cluster},
-      channels_{*router_, cfg_.subscription_linger, [self = self_]() -> std::shared_ptr<void> { return self->lock(); }},
+      channels_{subscription_io_, cfg_.subscription_linger, [self = self_]() -> std::shared_ptr<void> { return self->lock(); }},
       leases_{renewal_io_, cfg_.watchdog_tick,
               {.anchor = [self = self_]() -> std::shared_ptr<void> { return self->lock(); },
                .lose = [this](std::shared_ptr<hold_state> const& h) { lose(h); },

@@ -202,6 +202,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
                                 application_ == router_->io_executor()};  // see pending_handler
   script_runner runner_;
   runner_renewal_io renewal_io_{runner_};
+  router_subscription_io subscription_io_{*router_};
   channels channels_;
   lease_registry leases_;
   unsettled_keys unsettled_;
