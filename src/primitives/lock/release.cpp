@@ -3,6 +3,7 @@
 #include "primitives/fair_lock/protocol.hpp"
 #include "primitives/lock/acquire.hpp"
 #include "primitives/rw_lock/protocol.hpp"
+#include "sync/handoff.hpp"
 #include "sync/validate.hpp"
 
 #include <scripts.hpp>
@@ -126,31 +127,15 @@ void lock_release::begin() {
   if (last_here) core_->queue(channel_).deliver({});
 }
 
-// The last level goes straight to the first waiter of this client, if one sleeps.
+// The last level goes straight to the first waiter of this client, if one sleeps. Every waiter of
+// a lock's channel is a lock acquire, plain or fair: a hand-off stays within a kind (a plain one
+// would pass a fair queue by).
 void lock_release::choose_handoff_target() {
-  if (!core_->has_waiters(channel_)) return;
-  auto& queue = core_->queue(channel_);
-  if (queue.consecutive_handoffs >= core_->cfg().max_local_handoffs) return;
-  // Every waiter of a lock's channel is a lock acquire, plain or fair: a hand-off stays within a
-  // kind (a plain one would pass a fair queue by).
-  auto head = std::static_pointer_cast<lock_acquire>(queue.head());
-  if (!head || head->kind() != kind_ || !head->can_take_handoff()) return;
-  target_ = std::move(head);
-  target_->woken = false;
-  target_->handoff_pending = true;
-  queue.remove(*target_);
-  core_->count_waiter(-1);
+  auto const same_kind = [kind = kind_](lock_acquire const& head) { return head.kind() == kind; };
+  target_ = sync::take_handoff_target<lock_acquire>(*core_, channel_, same_kind);
 }
 
-void lock_release::give_back_target() {
-  auto target = std::exchange(target_, nullptr);
-  target->handoff_pending = false;
-  if (target->done()) return;
-  core_->queue(channel_).push_front(target);
-  core_->count_waiter(1);
-  target->woken = true;
-  target->on_wake(true);
-}
+void lock_release::give_back_target() { sync::give_back_handoff_target(*core_, channel_, std::exchange(target_, nullptr)); }
 
 io::outgoing lock_release::call(bool retry, bool by_digest) {
   // Every retry names the count from before the first call whose outcome was lost.

@@ -2,6 +2,7 @@
 
 #include "primitives/permits/acquire.hpp"
 #include "primitives/lock/acquire.hpp"
+#include "sync/handoff.hpp"
 
 #include <scripts.hpp>
 
@@ -58,28 +59,10 @@ void permit_release::start() {
 }
 
 void permit_release::choose_handoff_target() {
-  if (!core_->has_waiters(channel_)) return;
-  auto& queue = core_->queue(channel_);
-  if (queue.consecutive_handoffs >= core_->cfg().max_local_handoffs) return;
-  // Every waiter of a permits channel is a permits acquire.
-  auto head = std::static_pointer_cast<permits_acquire>(queue.head());
-  if (!head || !head->can_take_handoff()) return;
-  target_ = std::move(head);
-  target_->woken = false;
-  target_->handoff_pending = true;
-  queue.remove(*target_);
-  core_->count_waiter(-1);
+  target_ = sync::take_handoff_target<permits_acquire>(*core_, channel_, [](permits_acquire const&) { return true; });
 }
 
-void permit_release::give_back_target() {
-  auto target = std::exchange(target_, nullptr);
-  target->handoff_pending = false;
-  if (target->done()) return;
-  core_->queue(channel_).push_front(target);
-  core_->count_waiter(1);
-  target->woken = true;
-  target->on_wake(true);
-}
+void permit_release::give_back_target() { sync::give_back_handoff_target(*core_, channel_, std::exchange(target_, nullptr)); }
 
 script const& permit_release::release_script() const { return scripts::permits_calls; }
 
