@@ -12,6 +12,7 @@
 // Exits 0 only if every check held.
 
 #include "cli/common.hpp"
+#include "cli/demo_children.hpp"
 #include "cli/demo_permits.hpp"
 #include "cli/demo_report.hpp"
 #include "cli/demo_topology.hpp"
@@ -375,22 +376,15 @@ class demo_run {
     std::int64_t max_readers = 0, overlaps = 0, changed = 0, writes = 0;
     bool all_done = true;
     for (auto const& [pid, out] : children) {
-      int status = 0;
-      ::waitpid(pid, &status, 0);
-      std::ifstream in{out};
-      std::string line;
-      std::getline(in, line);
-      std::filesystem::remove(out);
-      try {
-        auto const summary = json::parse(line).as_object();
-        max_readers = std::max(max_readers, summary.at("max_concurrent_readers").as_int64());
-        overlaps += summary.at("overlaps").as_int64();
-        changed += summary.at("changed_under_read").as_int64();
-        if (summary.at("kind").as_string() == "write") writes += summary.at("acquired").as_int64();
-      } catch (std::exception const&) {
+      auto const summary = stress_summary(pid, out);
+      if (!summary) {
         all_done = false;
+        continue;
       }
-      all_done = all_done && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      max_readers = std::max(max_readers, summary->at("max_concurrent_readers").as_int64());
+      overlaps += summary->at("overlaps").as_int64();
+      changed += summary->at("changed_under_read").as_int64();
+      if (summary->at("kind").as_string() == "write") writes += summary->at("acquired").as_int64();
     }
     resp::request get;
     get.push("GET", name + ":counter");

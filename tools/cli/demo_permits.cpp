@@ -4,15 +4,14 @@
 
 #include "cli/demo_permits.hpp"
 
+#include "cli/demo_children.hpp"
 #include "primitives/permits/protocol.hpp"
 #include "process/child.hpp"
 
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/json.hpp>
 
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,7 +19,6 @@
 namespace redisync::cli {
 
 namespace asio = boost::asio;
-namespace json = boost::json;
 using namespace std::chrono_literals;
 
 namespace {
@@ -79,22 +77,15 @@ asio::awaitable<void> leased_permits_section(client& c, demo_report& report, std
   std::int64_t most = 0, overlaps = 0, acquired = 0, errors = 0;
   bool all_done = true;
   for (auto const& [pid, out] : workers) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    std::ifstream in{out};
-    std::string line;
-    std::getline(in, line);
-    std::filesystem::remove(out);
-    try {
-      auto const summary = json::parse(line).as_object();
-      most = std::max(most, summary.at("max_holders").as_int64());
-      overlaps += summary.at("overlaps").as_int64();
-      acquired += summary.at("acquired").as_int64();
-      errors += summary.at("errors").as_int64();
-    } catch (std::exception const&) {
+    auto const summary = stress_summary(pid, out);
+    if (!summary) {
       all_done = false;
+      continue;
     }
-    all_done = all_done && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    most = std::max(most, summary->at("max_holders").as_int64());
+    overlaps += summary->at("overlaps").as_int64();
+    acquired += summary->at("acquired").as_int64();
+    errors += summary->at("errors").as_int64();
   }
   std::filesystem::remove(victim_out);
   resp::request get;
