@@ -40,8 +40,14 @@ void append_learned(sync::client_core& core, std::string const& name, std::vecto
   if (ids.empty()) books.erase(found);
 }
 
+// Ids of semaphores this client no longer calls would stay in its books: past this many semaphores
+// the books are cleared (the traces expire by themselves; only their early cleanup is lost).
+constexpr std::size_t most_semaphores_in_books = 1024;
+
 void learned(sync::client_core& core, std::string const& name, std::string id) {
-  core.semaphores().learned[name].push_back(std::move(id));
+  auto& books = core.semaphores().learned;
+  if (books.size() >= most_semaphores_in_books && !books.contains(name)) books.clear();
+  books[name].push_back(std::move(id));
 }
 
 void start_acquire(std::shared_ptr<sync::client_core> core, acquire_args a,
