@@ -19,8 +19,12 @@
 
 using namespace std::chrono_literals;
 using redisync::process::redis_server;
+using redisync::test::failover;
 using redisync::test::fault_scenario;
+using redisync::test::fault_time;
+using redisync::test::linked;
 using redisync::test::poll_until;
+using redisync::test::role;
 using redisync::test::run_with_fault;
 
 namespace {
@@ -31,27 +35,6 @@ void for_a_while(std::chrono::milliseconds d, std::function<void()> each, std::c
     each();
     std::this_thread::sleep_for(every);
   }
-}
-
-// The fault lasts this long: longer than the lease, so that holds are lost and renewals, releases
-// and hand-offs all meet it.
-constexpr auto fault_time = 1500ms;
-
-std::string role(redis_server const& redis) {
-  return std::string{redis.command({"ROLE"}).elements()[0].text()};
-}
-
-bool linked(redis_server const& replica) {
-  return replica.command({"INFO", "replication"}).text().find("master_link_status:up") != std::string_view::npos;
-}
-
-// A managed failover from `master` to its replica `to`: the master waits until the replica has
-// every write, then they swap roles.
-void failover(redis_server const& master, redis_server const& to) {
-  auto const reply = master.command({"FAILOVER"});
-  BOOST_TEST_REQUIRE(!reply.is_error(), reply.text());
-  BOOST_TEST_REQUIRE(poll_until([&] { return role(to) == "master" && role(master) == "slave" && linked(master); },
-                                10s));
 }
 
 // Adds a user that may do everything (Redis 7 gives new users no channels by default) and returns

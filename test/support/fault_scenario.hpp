@@ -1,10 +1,12 @@
 #pragma once
 
-// A fault under load: three `redisync stress` processes of two workers each on one lock, with a
-// fenced counter, while a fault is injected. From their histories (history_check): no crash, every
-// process done within its bound, every hold ended released or lost, no two holds valid at once,
-// fencing tokens strictly increasing, the counter exact (unless the fault erased the lock and the
-// counter); and no lock left behind without an expiry within its lease.
+// A fault under load: three `redisync stress` processes of two workers each on one name while a
+// fault is injected (run_through_fault), then checks from what they left. On a lock, with a fenced
+// counter (run_with_fault, history_check): no crash, every process done within its bound, every
+// hold ended released or lost, no two holds valid at once, fencing tokens strictly increasing, the
+// counter exact (unless the fault erased the lock and the counter); and no lock left behind without
+// an expiry within its lease. Leased permits make their own checks on the same run
+// (test/fault/permits_server_fault_test.cpp).
 
 #include "process/redis_server.hpp"
 #include "support/processes.hpp"
@@ -22,6 +24,28 @@ namespace redisync::test {
 // The watchdog lease of the stress processes: short, so that faults outlast it.
 inline constexpr std::chrono::milliseconds fault_lease{600};
 
+// A server fault lasts this long: longer than the lease, so that holds are lost and renewals,
+// releases and hand-offs all meet it.
+inline constexpr std::chrono::milliseconds fault_time{1500};
+
+inline std::string role(process::redis_server const& redis) {
+  return std::string{redis.command({"ROLE"}).elements()[0].text()};
+}
+
+inline bool linked(process::redis_server const& replica) {
+  return replica.command({"INFO", "replication"}).text().find("master_link_status:up") != std::string_view::npos;
+}
+
+// A managed failover from `master` to its replica `to`: the master waits until the replica has
+// every write, then they swap roles.
+inline void failover(process::redis_server const& master, process::redis_server const& to) {
+  using namespace std::chrono_literals;
+  auto const reply = master.command({"FAILOVER"});
+  BOOST_TEST_REQUIRE(!reply.is_error(), reply.text());
+  BOOST_TEST_REQUIRE(poll_until([&] { return role(to) == "master" && role(master) == "slave" && linked(master); },
+                                10s));
+}
+
 struct fault_scenario {
   std::string lock;
   std::string url;               // where the stress processes connect
@@ -37,45 +61,73 @@ struct fault_scenario {
 // another than before).
 using lock_server = std::function<resp::value(std::vector<std::string> const&)>;
 
-// Runs the stress processes (three by default), injects the fault once each has held the lock, and checks
-// everything the tier promises.
-inline void run_with_fault(lock_server const& redis, fault_scenario const& s) {
+// The load every fault test puts on `name`: two workers per process of twenty holds of 10 ms each,
+// a pause before trying again after an error (so that every process ends with all its holds, and a
+// fault longer than the lease meets them all), and the short lease. `kind_args` say what is held.
+inline std::vector<std::string> fault_load(std::string const& name, std::vector<std::string> const& kind_args) {
+  std::vector<std::string> args{"--lock", name, "--workers", "2", "--iterations", "20", "--hold-ms", "10",
+                                "--retry-ms", "50", "--watchdog-ms", std::to_string(fault_lease.count())};
+  args.insert(args.end(), kind_args.begin(), kind_args.end());
+  return args;
+}
+
+// The stress processes of a fault test.
+struct fault_load_run {
+  std::string url;
+  std::vector<std::string> args;
+  int processes = 3;
+  // The history line that shows a process at work: once each has logged it, the fault begins. Each
+  // must be connected by then (one that meets the fault before its first connection ends at once,
+  // as the tool does): its first "wait" comes after its connection, its first "acquired" only once
+  // the others let it in.
+  std::string under_way = "acquired";
+};
+
+// Runs the stress processes, injects the fault once each is under way, waits until every one has
+// exited within the bound, then hands the group to `check`. The fault is given the group: one may
+// wait for what the processes log.
+inline void run_through_fault(fault_load_run const& run, std::function<void(stress_group const&)> const& inject,
+                              std::function<void(stress_group const&)> const& check) {
   using namespace std::chrono_literals;
   temp_dir dir;
-  std::vector<std::string> const args{
-      "--lock", s.lock, "--workers", "2", "--iterations", "20", "--hold-ms", "10", "--retry-ms", "50",
-      "--watchdog-ms", std::to_string(fault_lease.count()), "--counter", s.lock + ":counter",
-      "--fence-key", s.lock + ":fence"};
-  auto group = start_stress(s.url, args, dir.path, s.processes);
-  // Every process is connected and has held the lock before the fault: a process that meets the
-  // fault before its first connection ends at once, as the tool does.
-  auto const all_granted = [&] {
+  auto group = start_stress(run.url, run.args, dir.path, run.processes);
+  auto const all_under_way = [&] {
     for (auto const& p : group) {
-      if (p->events("acquired").empty()) return false;
+      if (p->events(run.under_way).empty()) return false;
     }
     return true;
   };
-  BOOST_TEST_REQUIRE(poll_until(all_granted, 20s));
-  s.inject();
+  BOOST_TEST_REQUIRE(poll_until(all_under_way, 20s));
+  inject(group);
   wait_for_group(group, 60s);
-  std::optional<std::int64_t> counter;
-  if (!s.erases_data) {
-    std::int64_t value = 0;
-    if (auto const v = redis({"GET", s.lock + ":counter"}); !v.is_null()) v.as_integer(value);
-    counter = value;
-  }
-  auto const out = check_stress_group(
-      group, {.counter = s.loses_late_writes ? std::nullopt : counter, .windows = !s.erases_data});
-  if (s.loses_late_writes && counter) {
-    BOOST_TEST_MESSAGE(s.lock << ": " << out.accepted - *counter << " accepted writes lost with the old master");
-  }
-  BOOST_TEST_MESSAGE(s.lock << ": " << out.acquired << " holds (" << out.released << " released, "
-                            << out.lost << " lost), " << out.accepted << " writes accepted, "
-                            << out.rejected << " rejected, " << out.errors << " errors");
-  BOOST_TEST(out.acquired > 0);
-  // Whatever is left of the lock expires within its lease.
-  auto const pttl = redis({"PTTL", s.lock}).integer();
-  BOOST_TEST((pttl == -2 || (pttl > 0 && pttl <= fault_lease.count())), "PTTL " << pttl);
+  check(group);
+}
+
+// Runs the stress processes (three by default) on a lock, injects the fault once each has held the
+// lock, and checks everything the tier promises.
+inline void run_with_fault(lock_server const& redis, fault_scenario const& s) {
+  auto const args = fault_load(s.lock, {"--counter", s.lock + ":counter", "--fence-key", s.lock + ":fence"});
+  auto const inject = [&](stress_group const&) { s.inject(); };
+  run_through_fault({s.url, args, s.processes}, inject, [&](stress_group const& group) {
+    std::optional<std::int64_t> counter;
+    if (!s.erases_data) {
+      std::int64_t value = 0;
+      if (auto const v = redis({"GET", s.lock + ":counter"}); !v.is_null()) v.as_integer(value);
+      counter = value;
+    }
+    auto const out = check_stress_group(
+        group, {.counter = s.loses_late_writes ? std::nullopt : counter, .windows = !s.erases_data});
+    if (s.loses_late_writes && counter) {
+      BOOST_TEST_MESSAGE(s.lock << ": " << out.accepted - *counter << " accepted writes lost with the old master");
+    }
+    BOOST_TEST_MESSAGE(s.lock << ": " << out.acquired << " holds (" << out.released << " released, "
+                              << out.lost << " lost), " << out.accepted << " writes accepted, "
+                              << out.rejected << " rejected, " << out.errors << " errors");
+    BOOST_TEST(out.acquired > 0);
+    // Whatever is left of the lock expires within its lease.
+    auto const pttl = redis({"PTTL", s.lock}).integer();
+    BOOST_TEST((pttl == -2 || (pttl > 0 && pttl <= fault_lease.count())), "PTTL " << pttl);
+  });
 }
 
 inline void run_with_fault(process::redis_server const& redis, fault_scenario const& s) {
