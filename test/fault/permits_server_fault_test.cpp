@@ -186,6 +186,17 @@ std::int64_t open_holds(stress_process const& p) {
          std::ranges::count_if(h, [](auto const& e) { return is(e, "released") || is(e, "lost"); });
 }
 
+// Holds granted before `t` whose release had not been sent by then (a worker holds one permit at a
+// time, so counts will do): the server forgets them if it restarts at `t`, and their release, sent
+// after, finds them gone.
+std::int64_t unreleased_at(stress_process const& p, std::int64_t t) {
+  auto const h = p.history();
+  auto const before = [&](std::string_view kind) {
+    return std::ranges::count_if(h, [&](auto const& e) { return is(e, kind) && t_ns(e) < t; });
+  };
+  return before("acquired") - before("releasing");
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(permits_server_faults)
@@ -229,7 +240,7 @@ BOOST_AUTO_TEST_CASE(out_of_memory_refuses_acquires_and_renewals_and_permits_hol
 BOOST_AUTO_TEST_CASE(a_restart_without_persistence_reports_the_lost_definition_until_the_permits_are_set_again) {
   redis_server redis;
   std::string const name = "perm-restart";
-  std::int64_t restarted_at = 0, reset_at = 0, held_at_kill = 0;
+  std::int64_t restarted_at = 0, reset_at = 0, held_at_kill = 0, unreleased_at_kill = 0;
   // Per process: its first too_many_permits after the restart; 0 if it needed no permit any more
   // (the processes start one after the other, and the first may be done by the time of the fault).
   std::vector<std::int64_t> told_at;
@@ -239,7 +250,10 @@ BOOST_AUTO_TEST_CASE(a_restart_without_persistence_reports_the_lost_definition_u
         poll_until([&] { return redis.command({"HGET", holders_key(name), "used"}).text() == "2"; }, 10s));
     auto const killed_at = redisync::test::monotonic_ns();
     redis.kill_hard();
-    for (auto const& p : group) held_at_kill += open_holds(*p);
+    for (auto const& p : group) {
+      held_at_kill += open_holds(*p);
+      unreleased_at_kill += unreleased_at(*p, killed_at);
+    }
     redis.start();
     restarted_at = redisync::test::monotonic_ns();
     BOOST_TEST_MESSAGE(name << ": " << held_at_kill << " hold(s) open in the histories at the kill; redis back "
@@ -278,7 +292,6 @@ BOOST_AUTO_TEST_CASE(a_restart_without_persistence_reports_the_lost_definition_u
                             << " ms after the restart; permits set again");
   };
   auto const after_restart = [&](stress_group const& group) {
-    BOOST_TEST(held_at_kill >= 1);
     std::int64_t lost = 0;
     for (std::size_t i = 0; i < group.size(); ++i) {
       auto const history = group[i]->history();
@@ -290,8 +303,10 @@ BOOST_AUTO_TEST_CASE(a_restart_without_persistence_reports_the_lost_definition_u
                  "p" << i << ": granted " << granted_meanwhile << " while the permits were unset");
       lost += summary_int(*group[i], "lost");
     }
-    // A hold the restart erased ends lost, never released: at least those open at the kill.
-    BOOST_TEST(lost >= 1);
+    // A hold the restart erased ends lost, never released: at least those whose release had not
+    // been sent at the kill (the others may have been released just before it: holds last 10 ms).
+    BOOST_TEST_MESSAGE(unreleased_at_kill << " hold(s) not yet being released at the kill, " << lost << " lost");
+    BOOST_TEST(lost >= unreleased_at_kill);
   };
   run_permits_with_fault(redis, {name, redis.url(), restart_and_reset, after_restart});
 }
