@@ -4,7 +4,8 @@
 // once with try_set_permits). Each acquire takes `k` permits as one hold (held): with a lease
 // renewed by the watchdog, a fencing token, and the statuses of a lock's hold, so a holder that
 // dies gives its permits back within its lease, judged by Redis's clock, and one that pauses past
-// its lease is told `lost`. Releasing the guard gives the k permits back. Cheap to make, no I/O.
+// its lease is told `lost`. Releasing the guard gives the k permits back; its owner_id() is the
+// permit's id (`<owner id>:p<n>`, as inspect shows it). Cheap to make, no I/O.
 // The layout is redisync's own (a Redisson RSemaphore on the same name is semaphore.hpp). Fair
 // permits (owner::fair_permits) serve waiters in the order they first asked, across processes.
 

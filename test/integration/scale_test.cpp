@@ -109,8 +109,12 @@ BOOST_AUTO_TEST_CASE(after_a_reconnect_each_lock_with_waiters_is_tried_once_not_
     redisync::test::kill_client(redis, "waiters");
     co_await wait_until([&] { return waiters->stats().connects > connects; }, 30s);
     co_await redisync::test::sleep_for(300ms);  // the herd, if any, would have come by now
-    // One attempt per lock (each finds the lock taken: HEXISTS inside the script), not 10,000.
-    BOOST_TEST(command_calls(redis, "hexists") - attempts_before <= 10);
+    // One attempt per lock (each finds the lock taken: HEXISTS inside the script), not 10,000; and
+    // at most one more per lock, the retry of a head's attempt that was on the wire at the kill
+    // (a busy machine gave the heads a few attempts more than their first ones before it).
+    auto const after = command_calls(redis, "hexists") - attempts_before;
+    BOOST_TEST_MESSAGE(after << " attempts after the reconnect for 10 locks of 1,000 waiters");
+    BOOST_TEST(after <= 2 * 10);
     for (auto& h : holds) co_await h.release(asio::use_awaitable);
     co_await wait_until([&] { return done == 10000; }, 120s);
     co_await waiters->flush_subscriptions(asio::use_awaitable);
