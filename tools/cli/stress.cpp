@@ -15,6 +15,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 #include <fmt/core.h>
@@ -26,6 +27,17 @@ namespace redisync::cli {
 namespace asio = boost::asio;
 namespace json = boost::json;
 using boost::system::error_code;
+
+asio::awaitable<bool> acquire_failed(stress_options const& o, totals& t, history_log& log, error_report& report,
+                                    std::string_view owner, error_code ec) {
+  ++t.errors;
+  report.add("acquire", ec);
+  log.write("error", owner, 0, {{"detail", ec.message()}});
+  if (o.retry_ms <= 0) co_return false;
+  asio::steady_timer pause{co_await asio::this_coro::executor, std::chrono::milliseconds{o.retry_ms}};
+  co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+  co_return true;
+}
 
 namespace {
 
@@ -73,14 +85,7 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
     }
     auto& [ec, h] = acquired;
     if (ec) {
-      ++t.errors;
-      report.add("acquire", ec);
-      log.write("error", me.id(), 0, {{"detail", ec.message()}});
-      if (o.retry_ms > 0) {
-        --i;
-        asio::steady_timer pause{ex, std::chrono::milliseconds{o.retry_ms}};
-        co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
-      }
+      if (co_await acquire_failed(o, t, log, report, me.id(), ec)) --i;
       continue;
     }
     ++t.acquired;

@@ -90,6 +90,11 @@ class error_report {
   std::set<std::pair<std::string, boost::system::error_code>> seen_;
 };
 
+// An acquire failed with `ec`: counted, reported and logged; with --retry-ms, true after the pause
+// (the caller tries the iteration again).
+boost::asio::awaitable<bool> acquire_failed(stress_options const& o, totals& t, history_log& log, error_report& report,
+                                            std::string_view owner, boost::system::error_code ec);
+
 // A worker of a semaphore or of leased permits: each iteration takes one permit, counts the holders
 // whose windows are open (never more than the permits), INCRs the counter and gives it back.
 boost::asio::awaitable<void> permit_worker(client& c, stress_options const& o, totals& t, history_log& log,

@@ -52,14 +52,7 @@ asio::awaitable<void> permit_worker(client& c, stress_options const& o, totals& 
     log.write("wait", me.id(), 0);
     auto [ec, h] = co_await take(me, o);
     if (ec) {
-      ++t.errors;
-      report.add("acquire", ec);
-      log.write("error", me.id(), 0, {{"detail", ec.message()}});
-      if (o.retry_ms > 0) {
-        --i;
-        asio::steady_timer pause{ex, std::chrono::milliseconds{o.retry_ms}};
-        co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
-      }
+      if (co_await acquire_failed(o, t, log, report, me.id(), ec)) --i;
       continue;
     }
     ++t.acquired;

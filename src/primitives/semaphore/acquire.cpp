@@ -123,12 +123,13 @@ semaphore_acquire::outcome semaphore_acquire::read(error_code ec, io::response& 
   return {outcome_kind::granted};
 }
 
+// An attempt took nothing if the server refused it or answered 0; a lost or unreadable outcome, or
+// 1, may have taken permits, which the undo gives back by the attempt's trace.
 void semaphore_acquire::undo_late_grant(error_code ec, io::response const& replies, std::function<void()> then) {
-  bool const may_have_taken =
-      ec ? ec == error::ambiguous
-         : replies.size() != 1 || (!replies[0].is_error() && !(replies[0].kind() == resp::type::integer &&
-                                                               replies[0].integer() == 0));
-  if (!may_have_taken) return then();
+  bool const took_nothing = ec ? ec != error::ambiguous
+                               : replies.size() == 1 && (replies[0].is_error() || (replies[0].kind() == resp::type::integer &&
+                                                                                   replies[0].integer() == 0));
+  if (took_nothing) return then();
   undo(std::move(then));
 }
 
