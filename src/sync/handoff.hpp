@@ -11,22 +11,29 @@
 
 namespace redisync::detail::sync {
 
-// The first waiter on `channel`, taken out of the queue for a hand-off, if one sleeps (no attempt of
-// its own on the way), `accepts` it, and this client has not handed over too many times in a row
-// (config::max_local_handoffs: others get their turn); null otherwise. Every waiter of the channel
-// is a `Waiter`.
+// A waiter on `channel`, taken out of the queue for a hand-off: the first of the first `reach` that
+// sleeps (no attempt of its own on the way) and `accepts` it, if this client has not handed over
+// too many times in a row (config::max_local_handoffs: others get their turn); null otherwise.
+// A lock reaches the head only (its waiters are served in order); permits reach past waiters whose
+// attempts are on the way, as several take permits at once. Every waiter of the channel is a
+// `Waiter`.
 template <class Waiter, class Accepts>
-std::shared_ptr<Waiter> take_handoff_target(client_core& core, std::string const& channel, Accepts accepts) {
+std::shared_ptr<Waiter> take_handoff_target(client_core& core, std::string const& channel, Accepts accepts,
+                                            std::size_t reach = 1) {
   if (!core.has_waiters(channel)) return nullptr;
   auto& queue = core.queue(channel);
   if (queue.consecutive_handoffs >= core.cfg().max_local_handoffs) return nullptr;
-  auto head = std::static_pointer_cast<Waiter>(queue.head());
-  if (!head || !head->can_take_handoff() || !accepts(*head)) return nullptr;
-  head->woken = false;
-  head->handoff_pending = true;
-  queue.remove(*head);
+  auto const takes = [&accepts](waiter const& w) {
+    auto const& candidate = static_cast<Waiter const&>(w);
+    return candidate.can_take_handoff() && accepts(candidate);
+  };
+  auto target = std::static_pointer_cast<Waiter>(queue.first_within(reach, takes));
+  if (!target) return nullptr;
+  target->woken = false;
+  target->handoff_pending = true;
+  queue.remove(*target);
   core.count_waiter(-1);
-  return head;
+  return target;
 }
 
 // The hand-off did not happen: the waiter goes back to the head of its queue and tries.

@@ -56,6 +56,15 @@ class waiter_queue {
   std::size_t size() const noexcept { return waiters_.size(); }
   std::shared_ptr<waiter> head() const { return waiters_.empty() ? nullptr : waiters_.front().weak.lock(); }
   bool is_head(waiter const& w) const { return !waiters_.empty() && waiters_.front().raw == &w; }
+  // The first of the first `reach` waiters that `accepts`, or null.
+  template <class Accepts>
+  std::shared_ptr<waiter> first_within(std::size_t reach, Accepts accepts) const {
+    for (auto it = waiters_.begin(); it != waiters_.end() && reach > 0; ++it, --reach) {
+      auto w = it->weak.lock();
+      if (w && accepts(*w)) return w;
+    }
+    return nullptr;
+  }
   // The first waiter of `owner` (found by name: a crowd is not walked for it), or null.
   std::shared_ptr<waiter> find_named(std::string_view owner) const {
     auto const n = find_node(owner);

@@ -1,5 +1,5 @@
 // The wait queue's message policies: wake one, wake all, wake n, wake a named waiter, the first of
-// a kind or else all, and all in front of the first of a kind.
+// a kind or else all, and all in front of the first of a kind; the search for a hand-off target.
 
 #include "sync/waiter_queue.hpp"
 
@@ -212,6 +212,15 @@ BOOST_AUTO_TEST_CASE(a_waiter_whose_owner_is_gone_is_skipped) {
   q.wake_all();
   BOOST_TEST(kept->asked_ == 1);
   BOOST_TEST(!q.head());
+}
+
+BOOST_AUTO_TEST_CASE(a_hand_off_target_is_the_first_that_accepts_within_its_reach) {
+  four_waiters f;
+  auto const not_a = [](waiter const& x) { return x.owner() != "a"; };
+  BOOST_TEST(f.q.first_within(1, not_a) == nullptr);  // a lock reaches the head only
+  BOOST_TEST(f.q.first_within(3, not_a) == f.w[1]);   // permits pass over a waiter already trying
+  auto const nobody = [](waiter const&) { return false; };
+  BOOST_TEST(f.q.first_within(100, nobody) == nullptr);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,8 +2,9 @@
 --   permits  hash `n`, field 'permits': how many permits there are in all (no expiry: it is the
 --            semaphore itself, like RSemaphore's string)
 --   leases   zset `redisync_permits_leases:{n}`: permit id -> end of its lease in server ms
---   holders  hash `redisync_permits_holders:{n}`: permit id -> '<k>:<token>', and 'used', the sum
---            of the k's; with the leases, gone a lease after the last permit, deleted with it
+--   holders  hash `redisync_permits_holders:{n}`: permit id -> '<k>:<token>', 'used', the sum of
+--            the k's, and 'keys_until' (permits_keys.lua); with the leases, gone at most a quarter
+--            lease after the last permit ends, deleted with it
 --   token    `redisync_permits_token:{n}`: the fencing counter (next_token.lua)
 -- A permit whose lease ended is given back by the next call that looks (acquire, available,
 -- release), judged by server time; the count it frees is published on the channel, so that waiters
@@ -37,6 +38,7 @@
 -- permits that would go below 0), WRONGTYPE.
 -- include: publish.lua
 -- include: next_token.lua
+-- include: permits_keys.lua
 -- include: fair_queue.lua
 
 local k, a = 1, 1  -- the next item's first key and its operation
@@ -63,30 +65,33 @@ local function announce(channel, freed)
   redis.pcall(publish_command, channel, tostring(freed))
 end
 
--- Gives back the permits whose lease ended by `now`; returns the permits used after that, or the
--- error of a key of another type.
-local function give_back_ended(leases, holders, now, channel)
+-- Gives back the permits whose lease ended by `now`; returns the permits used after that, the
+-- keys' 'keys_until' and (with `id`) what the holders have for `id` then, or the error of a key of
+-- another type.
+local function give_back_ended(leases, holders, now, channel, id)
   local ended = redis.pcall('zrangebyscore', leases, '-inf', now)
   if ended.err then return ended end
-  local used = redis.pcall('hget', holders, 'used')
-  if type(used) == 'table' then return used end
-  used = tonumber(used or '0') or 0
-  if #ended == 0 then return used end
+  local found = redis.pcall('hmget', holders, 'used', 'keys_until', id or 'used')
+  if found.err then return found end
+  local used, keys_until, mine = tonumber(found[1] or '0') or 0, tonumber(found[2]), id and found[3]
+  if #ended == 0 then return used, keys_until, mine end
   local freed = 0
-  for _, id in ipairs(ended) do
-    local held = redis.call('hget', holders, id)
+  for _, gone in ipairs(ended) do
+    local held = redis.call('hget', holders, gone)
     if held then freed = freed + (tonumber(string.match(held, '^(%d+):')) or 0) end
-    redis.call('hdel', holders, id)
+    redis.call('hdel', holders, gone)
+    if gone == id then mine = false end
   end
   redis.call('zremrangebyscore', leases, '-inf', now)
   used = math.max(used - freed, 0)
   if used == 0 then
     redis.call('del', leases, holders)
+    keys_until = nil
   else
     redis.call('hset', holders, 'used', used)
   end
   announce(channel, freed)
-  return used
+  return used, keys_until, mine
 end
 
 local function total_of(permits)
@@ -95,28 +100,20 @@ local function total_of(permits)
   return tonumber(total or '0') or 0
 end
 
--- The leases and holders live as long as the longest lease (they always expire together).
-local function keep_for(leases, holders, lease)
-  if redis.call('pttl', leases) < tonumber(lease) then
-    redis.call('pexpire', leases, lease)
-    redis.call('pexpire', holders, lease)
-  end
-end
-
 -- Gives `n` permits to `id` for `lease` ms (enough are free); returns its token, or the error of
 -- the fencing counter.
-local function grant(leases, holders, token_key, id, n, used, now, lease, keep)
+local function grant(leases, holders, token_key, id, n, used, now, lease, keep, keys_until)
   local token = next_token(token_key, lease, keep == '1')
   if type(token) == 'table' then return token end
   redis.call('hset', holders, id, n .. ':' .. token, 'used', used + n)
   redis.call('zadd', leases, now + tonumber(lease), id)
-  keep_for(leases, holders, lease)
+  keep_permits_keys(leases, holders, keys_until, now, tonumber(lease))
   return token
 end
 
 local function acquire(permits, leases, holders, token_key, id, want, lease, channel, keep, retry)
   local now = server_ms()
-  local used = give_back_ended(leases, holders, now, channel)
+  local used, keys_until = give_back_ended(leases, holders, now, channel)
   if type(used) == 'table' then return used end
   local total = total_of(permits)
   if type(total) == 'table' then return total end
@@ -125,7 +122,7 @@ local function acquire(permits, leases, holders, token_key, id, want, lease, cha
     local held = redis.call('hget', holders, id)
     if held then
       redis.call('zadd', leases, now + tonumber(lease), id)
-      keep_for(leases, holders, lease)
+      keep_permits_keys(leases, holders, keys_until, now, tonumber(lease))
       return {1, string.match(held, ':(%d+)$')}
     end
   end
@@ -137,7 +134,7 @@ local function acquire(permits, leases, holders, token_key, id, want, lease, cha
     if #first == 0 then return {0, -1} end
     return {0, math.max(tonumber(first[2]) - now, 1)}
   end
-  local token = grant(leases, holders, token_key, id, n, used, now, lease, keep)
+  local token = grant(leases, holders, token_key, id, n, used, now, lease, keep, keys_until)
   if type(token) == 'table' then return token end
   return {1, token}
 end
@@ -145,9 +142,8 @@ end
 -- With `next_id`, the permits go on to it if enough are free (see release-to).
 local function release(permits, leases, holders, id, channel, token_key, next_id, next_n, next_lease, keep)
   local now = server_ms()
-  local used = give_back_ended(leases, holders, now, channel)
+  local used, keys_until, held = give_back_ended(leases, holders, now, channel, id)
   if type(used) == 'table' then return used end
-  local held = redis.call('hget', holders, id)
   if not held then
     local passed = next_id and redis.call('hget', holders, next_id)
     if passed then return {1, string.match(passed, ':(%d+)$')} end  -- an earlier call passed them on
@@ -165,7 +161,7 @@ local function release(permits, leases, holders, id, channel, token_key, next_id
     local total = total_of(permits)
     local wanted = tonumber(next_n)
     if type(total) ~= 'table' and total - used >= wanted then
-      local token = grant(leases, holders, token_key, next_id, wanted, used, now, next_lease, keep)
+      local token = grant(leases, holders, token_key, next_id, wanted, used, now, next_lease, keep, keys_until)
       if type(token) ~= 'table' then
         if next_member then leave_queue(fair.queue, next_member) end
         announce(channel, n - wanted)

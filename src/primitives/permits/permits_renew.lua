@@ -5,6 +5,7 @@
 -- free) or is gone is not renewed. Returns one flag per permit, in their order: 1 renewed, 0 gone
 -- (also when a key now holds another type).
 -- include: server_ms.lua
+-- include: permits_keys.lua
 
 local now = server_ms()
 local lease = tonumber(ARGV[1])
@@ -24,10 +25,9 @@ for j = 1, #KEYS, 2 do
       flags[#flags + 1] = 0
     end
   end
-  -- The two keys always expire together (permits_calls.lua): one look.
-  if renewed and redis.call('pttl', leases) < lease then
-    redis.call('pexpire', leases, lease)
-    redis.call('pexpire', holders, lease)
+  if renewed then
+    local keys_until = redis.pcall('hget', holders, 'keys_until')
+    if type(keys_until) ~= 'table' then keep_permits_keys(leases, holders, tonumber(keys_until), now, lease) end
   end
   a = a + n + 1
 end

@@ -29,6 +29,10 @@ class permits_hold_kind final : public sync::hold_kind {
   bool fair_;
 };
 
+// How far into the queue a release looks for a sleeping waiter to pass its permits to: past those
+// whose attempts are on the way (at most about as many as there are permits).
+constexpr std::size_t handoff_reach = 32;
+
 permits_hold_kind const hold_kind_of_permits{false};
 permits_hold_kind const hold_kind_of_fair_permits{true};
 
@@ -59,7 +63,9 @@ void permit_release::start() {
 }
 
 void permit_release::choose_handoff_target() {
-  target_ = sync::take_handoff_target<permits_acquire>(*core_, channel_, [](permits_acquire const&) { return true; });
+  auto const any = [](permits_acquire const&) { return true; };
+  // Fair permits go to the server's head of the queue only: this client's first waiter, if any.
+  target_ = sync::take_handoff_target<permits_acquire>(*core_, channel_, any, fair_ ? 1 : handoff_reach);
 }
 
 void permit_release::give_back_target() { sync::give_back_handoff_target(*core_, channel_, std::exchange(target_, nullptr)); }
