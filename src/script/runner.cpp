@@ -41,19 +41,19 @@ asio::awaitable<std::tuple<error_code, resp::value>> run_script(script_runner& r
                                                                 io::late_reply_handler late,
                                                                 resp::request::options opts) {
   constexpr auto tuple_token = asio::as_tuple(asio::deferred);
-  for (int loads = 0;; ++loads) {
-    bool const by_digest = loads < loads_per_call;
+  for (script_reloads reloads;;) {
     auto send = [&](auto handler) {
-      runner.send(s, slot, script_call(s, slot, args, by_digest, opts), late, std::move(handler));
+      runner.send(s, slot, script_call(s, slot, args, reloads.by_digest(), opts), late, std::move(handler));
     };
     auto [ec, replies] = co_await asio::async_initiate<decltype(tuple_token), void(error_code, io::response)>(
         send, tuple_token);
-    if (ec) co_return std::tuple{ec, resp::value{}};
-    if (replies.size() != 1) co_return std::tuple{error_code{error::unexpected_reply}, resp::value{}};
-    resp::value& reply = replies.front();
-    if (!reply.is_error()) co_return std::tuple{error_code{}, std::move(reply)};
-    error const code = error_from_server_text(reply.text());
-    if (code != error::no_script || !by_digest) co_return std::tuple{error_code{code}, std::move(reply)};
+    if (!reloads.must_reload(ec, replies)) {
+      if (ec) co_return std::tuple{ec, resp::value{}};
+      if (replies.size() != 1) co_return std::tuple{error_code{error::unexpected_reply}, resp::value{}};
+      resp::value& reply = replies.front();
+      if (!reply.is_error()) co_return std::tuple{error_code{}, std::move(reply)};
+      co_return std::tuple{error_code{error_from_server_text(reply.text())}, std::move(reply)};
+    }
     auto wait = [&](auto handler) {
       runner.when_loaded(s, slot, [h = std::make_shared<decltype(handler)>(std::move(handler))](error_code ec) mutable {
         std::move (*h)(ec);

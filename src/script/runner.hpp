@@ -44,8 +44,6 @@ class script_runner {
   std::vector<loads> nodes_;
 };
 
-// A call whose NOSCRIPT this many times in a row is sent with EVAL (a SCRIPT FLUSH storm).
-inline constexpr int loads_per_call = 3;
 
 // Runs `s` with `args` on the node of `slot` and returns its reply, or a typed error for a
 // transport failure or a server error reply (the reply then holds the server's text).

@@ -107,4 +107,14 @@ io::outgoing script_call(script const& s, routing::slot_type slot, script_args c
   return script_call(s, slot, all.first(args.keys.size()), all.subspan(args.keys.size()), by_digest, opts);
 }
 
+bool script_reloads::must_reload(io::error_code ec, io::response const& replies) noexcept {
+  if (!ec && by_digest() && replies.size() == 1 && replies[0].is_error() &&
+      error_from_server_text(replies[0].text()) == error::no_script) {
+    ++in_a_row_;
+    return true;
+  }
+  in_a_row_ = 0;
+  return false;
+}
+
 }  // namespace redisync::detail

@@ -42,4 +42,21 @@ io::outgoing script_call(script const& s, routing::slot_type slot, script_args c
 // Adds `arg` after the arguments of a call made by script_call (merged calls each keep theirs).
 void append_argument(io::outgoing& out, std::string_view arg);
 
+// The NOSCRIPT rule of every script call: a NOSCRIPT reply is no outcome (the script ran nowhere);
+// the caller waits for the node to have the script (script_runner::when_loaded) and sends the same
+// call again, by digest up to loads_per_call times in a row, then with its source (a SCRIPT FLUSH
+// storm ends there).
+class script_reloads {
+ public:
+  static constexpr int loads_per_call = 3;
+
+  // Whether the call goes by digest (EVALSHA) this time.
+  bool by_digest() const noexcept { return in_a_row_ < loads_per_call; }
+  // Whether `replies` ask for a load and the call again (counted); any other answer ends the row.
+  bool must_reload(io::error_code ec, io::response const& replies) noexcept;
+
+ private:
+  int in_a_row_ = 0;
+};
+
 }  // namespace redisync::detail

@@ -71,7 +71,7 @@ void acquire_op::send_attempt() {
   woken = false;
   state_ = state::trying;
   late_ = std::make_shared<late_attempt>();
-  auto out = attempt(retry_, loads_ < loads_per_call);
+  auto out = attempt(retry_, reloads_.by_digest());
   sent_ = host_->now();
   // Once a connect attempt has failed, the caller's wait bounds the wait for a connection too:
   // it ends with not_connected (last_connect_failure() says why) when the caller's time is up.
@@ -121,11 +121,9 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
     leave();
     return finish(why);
   }
-  if (!ec && replies.size() == 1 && replies[0].is_error() &&
-      error_from_server_text(replies[0].text()) == error::no_script) {
-    // The script ran nowhere: once the node has it, the same attempt goes again. A wait of zero
-    // still makes its one attempt: the load is part of it, as the connection is.
-    ++loads_;
+  if (reloads_.must_reload(ec, replies)) {
+    // Once the node has the script, the same attempt goes again. A wait of zero still makes its
+    // one attempt: the load is part of it, as the connection is.
     state_ = state::loading;
     if (!p_.once) wait_for(next_look());
     host_->when_loaded(attempt_script(), p_.slot, [self = shared_from_this()](error_code lec) {
@@ -143,7 +141,6 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
     });
     return;
   }
-  loads_ = 0;
   auto const o = read(ec, replies);
   if (retry_ && (o.what == outcome_kind::granted || o.what == outcome_kind::busy)) {
     host_->emit(event_kind::outcome_resolved, event_level::info, p_.name, p_.owner, {},

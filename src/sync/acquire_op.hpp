@@ -198,7 +198,7 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   bool attempts_cancellable_ = false;
   bool joining_ = false;  // inside join(): a subscription confirmed at once was there before the reply
   bool yielded_ = false;  // started after the acquires that came with it
-  int loads_ = 0;  // NOSCRIPT replies in a row
+  script_reloads reloads_;
   boost::asio::cancellation_type cancelled_ = boost::asio::cancellation_type::none;
   clock_type::time_point sent_{};
   clock_type::time_point bound_at_{};  // the last busy reply's bound, from when it came

@@ -2,6 +2,8 @@
 
 #include "routing/hash_slot.hpp"
 
+#include <scripts.hpp>
+
 #include <vector>
 
 namespace redisync::detail::sync {
@@ -11,8 +13,7 @@ std::string alive_prefix(bool sharded, routing::slot_type slot) {
   return "redisync_alive:{" + std::string{routing::slot_tag(slot)} + "}:";
 }
 
-std::uint64_t client_liveness::enlist(routing::slot_type slot, renewal_kind const& kind,
-                                      std::function<void()> on_lapse) {
+std::uint64_t client_liveness::enlist(routing::slot_type slot, std::function<void()> on_lapse) {
   auto& s = slots_[slot];
   auto const ticket = next_ticket_++;
   s.waiters.emplace(ticket, std::move(on_lapse));
@@ -24,12 +25,11 @@ std::uint64_t client_liveness::enlist(routing::slot_type slot, renewal_kind cons
   s.beat->name = alive_key(slot);
   s.beat->owner = client_id_;
   s.beat->slot = slot;
-  s.beat->renewal = &kind;
+  s.beat->renewal = &beat_renewal_;
   s.beat->lease = liveness_;
   s.beat->watchdog = true;
   s.beat->granted = true;
   s.beat->set_valid_until(now + liveness_);
-  s.beat->on_beat = [this, slot, beat = s.beat.get()](std::int64_t flag) { on_beat(slot, beat, flag); };
   leases_.schedule_renewal(s.beat, now);
   return ticket;
 }
@@ -42,6 +42,25 @@ void client_liveness::leave(routing::slot_type slot, std::uint64_t ticket) {
   // The key expires within a period by itself.
   leases_.forget(*it->second.beat);
   slots_.erase(it);
+}
+
+script const& client_liveness::beat_renewal::renewal_script() const { return scripts::client_alive; }
+
+script_args client_liveness::beat_renewal::renewal_args(std::span<std::shared_ptr<hold_state>> beats,
+                                                        std::chrono::milliseconds liveness) const {
+  script_args args;
+  args.keys.reserve(beats.size());
+  for (auto const& beat : beats) args.keys.push_back(beat->name);
+  args.argv.push_back(std::to_string(liveness.count()));
+  return args;
+}
+
+void client_liveness::beat_renewal::settle(lease_registry& leases, std::shared_ptr<hold_state> const& beat,
+                                           std::int64_t flag, clock_type::time_point sent, io::error_code) const {
+  beat->set_valid_until(sent + beat->lease);
+  // After an unknown answer, soon.
+  leases.schedule_renewal(beat, flag < 0 ? clock_type::now() + beat->lease / 10 - beat->lease / 3 : sent);
+  liveness_.on_beat(beat->slot, beat.get(), flag);
 }
 
 // 1: the key was there; 0: it was gone; below 0: no answer (the watchdog tries again soon).

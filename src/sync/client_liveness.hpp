@@ -32,9 +32,9 @@ class client_liveness {
   std::string alive_key(routing::slot_type slot) const { return alive_prefix(slot) + client_id_; }
   std::chrono::milliseconds liveness() const noexcept { return liveness_; }
 
-  // Keeps this client alive on `slot` (beats with `kind`'s script) until the waiter leaves;
-  // `on_lapse` tells the waiter that it may have been dropped. Returns the waiter's ticket.
-  std::uint64_t enlist(routing::slot_type slot, renewal_kind const& kind, std::function<void()> on_lapse);
+  // Keeps this client alive on `slot` until the waiter leaves; `on_lapse` tells the waiter that it
+  // may have been dropped. Returns the waiter's ticket.
+  std::uint64_t enlist(routing::slot_type slot, std::function<void()> on_lapse);
   void leave(routing::slot_type slot, std::uint64_t ticket);
 
  private:
@@ -43,8 +43,26 @@ class client_liveness {
     std::map<std::uint64_t, std::function<void()>> waiters;
     clock_type::time_point confirmed;  // when the key was last known to be there
   };
+  // The watchdog renews a beat like a hold (client_alive.lua), but a beat is no hold: it goes on
+  // until its waiters leave, whatever the answer (a key found gone is made again by the beat
+  // itself), and its flag goes to on_beat.
+  class beat_renewal final : public renewal_kind {
+   public:
+    explicit beat_renewal(client_liveness& liveness) : liveness_{liveness} {}
+    script const& renewal_script() const override;
+    script_args renewal_args(std::span<std::shared_ptr<hold_state>> beats,
+                             std::chrono::milliseconds liveness) const override;
+    void settle(lease_registry& leases, std::shared_ptr<hold_state> const& beat, std::int64_t flag,
+                clock_type::time_point sent, io::error_code ec) const override;
+    bool endangered_when_disconnected() const noexcept override { return false; }
+
+   private:
+    client_liveness& liveness_;
+  };
+
   void on_beat(routing::slot_type slot, hold_state const* beat, std::int64_t flag);
 
+  beat_renewal beat_renewal_{*this};
   lease_registry& leases_;
   std::string client_id_;
   bool sharded_;

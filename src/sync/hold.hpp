@@ -67,9 +67,6 @@ struct hold_state {
   std::chrono::milliseconds lease{};
   bool watchdog = false;
   bool granted = false;  // false while the first acquire is in flight (watchdog already armed)
-  // Set for a client's liveness beat (client_liveness), which the watchdog renews like a hold but
-  // which is no hold: told each beat's flag, never lost or checked.
-  std::function<void(std::int64_t)> on_beat;
   std::atomic<std::int64_t> valid_until_ns{0};
   std::atomic<hold_status> status{hold_status::held};
   wheel_type::handle renewal_entry;

@@ -104,7 +104,7 @@ asio::awaitable<void> lease_registry::renew(std::vector<std::shared_ptr<hold_sta
   // Meanwhile the holds are in danger, and say so.
   if (!io_.connected(batch.front()->slot)) {
     for (auto const& h : batch) {
-      if (!h->on_beat) mark_uncertain(*h, error::not_connected);
+      if (h->renewal->endangered_when_disconnected()) mark_uncertain(*h, error::not_connected);
     }
   }
   auto [ec, reply] = co_await io_.run(kind.renewal_script(), batch.front()->slot, std::move(args), opts);
@@ -123,38 +123,35 @@ asio::awaitable<void> lease_registry::renew(std::vector<std::shared_ptr<hold_sta
     if (!hold->active()) continue;  // released or lost while the renewal was in flight
     std::int64_t const flag =
         well_formed && reply.elements()[i].kind() == resp::type::integer ? reply.elements()[i].integer() : -1;
-    if (hold->on_beat) {
-      // A liveness beat: kept beating until its waiters leave (a key found gone is made again by
-      // the beat itself, which must go on then); after an unknown answer, soon.
-      hold->set_valid_until(sent + hold->lease);
-      if (flag < 0) {
-        schedule_renewal(hold, clock_type::now() + hold->lease / 10 - hold->lease / 3);
-      } else {
-        schedule_renewal(hold, sent);
-      }
-      auto const beat = hold->on_beat;  // its waiters may all leave in there
-      beat(flag);
-      continue;
-    }
-    if (flag == 1) {
-      hold->set_valid_until(validity_deadline(sent, hold->lease));
-      hold->status = hold_status::held;
-      // Not after the application let go of it while this renewal was in flight.
-      if (hold->application_holds()) schedule_renewal(hold, sent);
-      schedule_validity_check(hold);
-    } else if (flag == 0) {
-      cb_.lose(hold);  // the owner is gone from the server: someone deleted or took over the lock
-    } else if (flag == 2) {
-      // Its count is past max_hold_depth (tampered with): renewing every level is refused.
-      cb_.emit(event_kind::renewal_failed, event_level::error, hold->name, hold->owner, error::too_deep, {});
-      cb_.lose(hold);
-    } else {
-      // Unknown: the lease runs on. The hold is uncertain now and lost at its deadline unless a
-      // retry gets through first.
-      mark_uncertain(*hold, ec);
-      auto const retry = std::min<std::chrono::milliseconds>(hold->lease / 10, std::chrono::seconds{1});
-      if (hold->application_holds()) schedule_renewal(hold, clock_type::now() + retry - hold->lease / 3);
-    }
+    hold->renewal->settle(*this, hold, flag, sent, ec);
+  }
+}
+
+void renewal_kind::settle(lease_registry& leases, std::shared_ptr<hold_state> const& renewed, std::int64_t flag,
+                          clock_type::time_point sent, io::error_code ec) const {
+  leases.settle_hold(renewed, flag, sent, ec);
+}
+
+void lease_registry::settle_hold(std::shared_ptr<hold_state> const& hold, std::int64_t flag,
+                                 clock_type::time_point sent, error_code ec) {
+  if (flag == 1) {
+    hold->set_valid_until(validity_deadline(sent, hold->lease));
+    hold->status = hold_status::held;
+    // Not after the application let go of it while this renewal was in flight.
+    if (hold->application_holds()) schedule_renewal(hold, sent);
+    schedule_validity_check(hold);
+  } else if (flag == 0) {
+    cb_.lose(hold);  // the owner is gone from the server: someone deleted or took over the lock
+  } else if (flag == 2) {
+    // Its count is past max_hold_depth (tampered with): renewing every level is refused.
+    cb_.emit(event_kind::renewal_failed, event_level::error, hold->name, hold->owner, error::too_deep, {});
+    cb_.lose(hold);
+  } else {
+    // Unknown: the lease runs on. The hold is uncertain now and lost at its deadline unless a
+    // retry gets through first.
+    mark_uncertain(*hold, ec);
+    auto const retry = std::min<std::chrono::milliseconds>(hold->lease / 10, std::chrono::seconds{1});
+    if (hold->application_holds()) schedule_renewal(hold, clock_type::now() + retry - hold->lease / 3);
   }
 }
 

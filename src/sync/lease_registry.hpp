@@ -27,12 +27,21 @@ inline constexpr std::size_t renewals_per_call = 100;
 // How one kind of hold is renewed: one call of a script for many holds of one lease and slot,
 // answered with one flag per hold (1 renewed, 0 gone), in the order renewal_args left them in (it
 // may group them).
+class lease_registry;
+
 class renewal_kind {
  public:
   virtual ~renewal_kind() = default;
   virtual script const& renewal_script() const = 0;
   virtual script_args renewal_args(std::span<std::shared_ptr<hold_state>> holds,
                                    std::chrono::milliseconds lease) const = 0;
+  // What the renewal's answer for `renewed` means (`flag`: the script's, -1 without one; `ec`: why
+  // not). By default `renewed` is a hold: kept, uncertain or lost (lease_registry::settle_hold).
+  virtual void settle(lease_registry& leases, std::shared_ptr<hold_state> const& renewed, std::int64_t flag,
+                      clock_type::time_point sent, io::error_code ec) const;
+  // Whether what it renews is in danger while its renewal waits for a connection (a hold is
+  // uncertain then, and says so).
+  virtual bool endangered_when_disconnected() const noexcept { return true; }
 };
 
 // Until when no other owner can hold what was held or renewed at `sent` with `lease`: the lease,
@@ -93,6 +102,10 @@ class lease_registry {
     wheel_.cancel(hold.validity_entry);
   }
   void stop();
+  // A hold's renewal answered (renewal_kind::settle): 1 renewed, 0 gone (lost), 2 too deep (lost),
+  // otherwise unknown (uncertain, and tried again soon).
+  void settle_hold(std::shared_ptr<hold_state> const& hold, std::int64_t flag, clock_type::time_point sent,
+                   io::error_code ec);
 
   std::uint64_t renewals() const noexcept { return renewals_; }
   std::uint64_t renewal_calls() const noexcept { return renewal_calls_; }

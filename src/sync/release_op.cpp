@@ -11,7 +11,7 @@ using io::error_code;
 release_op::release_op(std::shared_ptr<wait_host> host, params p) : host_{std::move(host)}, p_{std::move(p)} {}
 
 void release_op::send() {
-  auto out = call(retry_, loads_ < loads_per_call);
+  auto out = call(retry_, reloads_.by_digest());
   sent_ = host_->now();
   auto on_reply = [self = shared_from_this()](error_code ec, io::response replies) {
     self->on_reply(ec, std::move(replies));
@@ -21,10 +21,7 @@ void release_op::send() {
 
 void release_op::on_reply(error_code ec, io::response replies) {
   answered();
-  if (!ec && replies.size() == 1 && replies[0].is_error() &&
-      error_from_server_text(replies[0].text()) == error::no_script) {
-    // The script ran nowhere: once the node has it, the same call goes again.
-    ++loads_;
+  if (reloads_.must_reload(ec, replies)) {
     host_->when_loaded(release_script(), p_.slot, [self = shared_from_this()](error_code lec) {
       if (!lec) return self->send();
       self->call_failed();
@@ -32,7 +29,6 @@ void release_op::on_reply(error_code ec, io::response replies) {
     });
     return;
   }
-  loads_ = 0;
   if (!ec) {
     if (replies.size() != 1) {
       ec = error::unexpected_reply;

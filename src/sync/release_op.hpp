@@ -71,7 +71,7 @@ class release_op : public std::enable_shared_from_this<release_op> {
   bool retry_ = false;
   bool background_ = false;
   int unreadable_left_ = 3;  // unreadable replies taken for lost outcomes
-  int loads_ = 0;            // NOSCRIPT replies in a row
+  script_reloads reloads_;
   std::chrono::milliseconds delay_{50};
   clock_type::time_point sent_{};
   std::unique_ptr<alarm> alarm_;

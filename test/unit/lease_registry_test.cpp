@@ -2,7 +2,8 @@
 // test says, on an io_context with short leases. Renewals a third of the lease after the grant, one
 // call per kind, lease and slot of at most 100 holds; a hold the server no longer has lost at once;
 // an unknown answer makes the hold uncertain, and lost at its deadline unless a retry gets through;
-// while disconnected a renewal makes its holds uncertain.
+// while disconnected a renewal makes its holds uncertain; a kind that settles its own answers (the
+// client's liveness beat) is told each one and never lost.
 
 #include "sync/lease_registry.hpp"
 
@@ -37,6 +38,25 @@ class test_renewal_kind final : public core::renewal_kind {
   }
 };
 test_renewal_kind const kind;
+
+// Renews something that is no hold (as the client's liveness beat): settles every answer itself,
+// and goes on renewing whatever the flag.
+class beat_kind final : public core::renewal_kind {
+ public:
+  redisync::detail::script const& renewal_script() const override { return renew_script; }
+  redisync::detail::script_args renewal_args(std::span<std::shared_ptr<core::hold_state>> holds,
+                                             std::chrono::milliseconds lease) const override {
+    return kind.renewal_args(holds, lease);
+  }
+  void settle(core::lease_registry& leases, std::shared_ptr<core::hold_state> const& beat, std::int64_t flag,
+              core::clock_type::time_point sent, error_code) const override {
+    flags.push_back(flag);
+    leases.schedule_renewal(beat, sent);
+  }
+  bool endangered_when_disconnected() const noexcept override { return false; }
+
+  mutable std::vector<std::int64_t> flags;
+};
 
 class fake_renewal_io final : public core::renewal_io {
  public:
@@ -186,6 +206,30 @@ BOOST_FIXTURE_TEST_CASE(a_renewal_without_a_connection_makes_its_holds_uncertain
   auto h = hold("h", 300ms);
   BOOST_TEST_REQUIRE(run_until([&] { return h->status == hold_status::uncertain; }, 2s));
   BOOST_TEST((std::count(events.begin(), events.end(), redisync::event_kind::hold_uncertain) == 1));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_kind_that_settles_its_own_answers_is_never_lost_nor_uncertain, registry_env) {
+  beat_kind beats;
+  auto h = std::make_shared<core::hold_state>();  // as client_liveness makes one: no validity check
+  h->name = "alive";
+  h->owner = "beat";
+  h->renewal = &beats;
+  h->lease = 150ms;
+  h->watchdog = true;
+  h->granted = true;
+  leases.schedule_renewal(h, core::clock_type::now());
+  io.gone.insert("beat");  // the key was gone: told, and the beat goes on
+  BOOST_TEST_REQUIRE(run_until([&] { return beats.flags.size() >= 2; }, 2s));
+  io.up = false;
+  io.fails = true;  // no answer and no connection: told -1, and still no hold's fate
+  auto const before = beats.flags.size();
+  BOOST_TEST_REQUIRE(run_until([&] { return beats.flags.size() >= before + 2; }, 3s));
+  BOOST_TEST((beats.flags.front() == 0));
+  BOOST_TEST((beats.flags.back() == -1));
+  BOOST_TEST(lost.empty());
+  BOOST_TEST((h->status == hold_status::held));
+  BOOST_TEST((std::count(events.begin(), events.end(), redisync::event_kind::hold_uncertain) == 0));
+  leases.forget(*h);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -194,7 +194,7 @@ void lock_acquire::enlist_liveness() {
     self->woken = true;
     self->on_wake(true);
   };
-  liveness_ticket_ = core_->liveness().enlist(args().slot, client_beat(), std::move(on_lapse));
+  liveness_ticket_ = core_->liveness().enlist(args().slot, std::move(on_lapse));
 }
 
 bool lock_acquire::leave_liveness() {

@@ -38,21 +38,6 @@ class lock_renewal final : public sync::renewal_kind {
 
 lock_renewal const renewal_of_locks;
 
-
-class client_beat_kind final : public sync::renewal_kind {
- public:
-  script const& renewal_script() const override { return scripts::client_alive; }
-  script_args renewal_args(std::span<std::shared_ptr<sync::hold_state>> beats,
-                           std::chrono::milliseconds liveness) const override {
-    script_args args;
-    args.keys.reserve(beats.size());
-    for (auto const& beat : beats) args.keys.push_back(beat->name);
-    args.argv.push_back(std::to_string(liveness.count()));
-    return args;
-  }
-};
-
-client_beat_kind const beat_of_clients;
 }  // namespace
 
 std::string channel_of(std::string_view name) { return prefixed("redisson_lock__channel:", name); }
@@ -61,7 +46,6 @@ std::string token_key_of(std::string_view name) { return prefixed("redisson_lock
 
 sync::renewal_kind const& renewal() { return renewal_of_locks; }
 
-sync::renewal_kind const& client_beat() { return beat_of_clients; }
 
 void on_message(sync::waiter_queue& queue, std::string_view message) {
   if (message == "0") return queue.wake_one();

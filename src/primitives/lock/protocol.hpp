@@ -49,10 +49,6 @@ release_outcome parse_release_reply(resp::value const& reply, std::optional<std:
 // The watchdog's renewal of lock holds (lock_renew.lua).
 sync::renewal_kind const& renewal();
 
-// The watchdog's beats of this client's liveness keys (client_alive.lua), for waiters queued on
-// the server (sync::client_liveness).
-sync::renewal_kind const& client_beat();
-
 // Messages of the lock channel: `0` (a release) lets this client's first waiter try; a fair
 // lock's call of a waiter by name wakes that waiter (see waiter_queue::wake_named).
 void on_message(sync::waiter_queue& queue, std::string_view message);
