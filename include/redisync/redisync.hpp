@@ -6,6 +6,7 @@
 #include <redisync/event.hpp>
 #include <redisync/fair_lock.hpp>
 #include <redisync/held.hpp>
+#include <redisync/latch.hpp>
 #include <redisync/lock.hpp>
 #include <redisync/owner.hpp>
 #include <redisync/permits.hpp>
