@@ -62,6 +62,20 @@ void acquire_op::begin() {
   join();
 }
 
+std::optional<acquire_op::outcome> acquire_op::read_flag(error_code ec, io::response const& replies,
+                                                        std::int64_t& flag) {
+  if (ec == error::ambiguous) return outcome{outcome_kind::unknown};
+  if (ec) return outcome{outcome_kind::failed, ec};
+  if (replies.size() != 1) return outcome{outcome_kind::unreadable};
+  auto const& reply = replies[0];
+  if (reply.is_error()) return outcome{outcome_kind::failed, error_from_server_text(reply.text())};
+  if (reply.kind() != resp::type::integer || (reply.integer() != 0 && reply.integer() != 1)) {
+    return outcome{outcome_kind::unreadable};
+  }
+  flag = reply.integer();
+  return std::nullopt;
+}
+
 void acquire_op::send_attempt() {
   if (auto const why = host_->closed()) {
     leave();

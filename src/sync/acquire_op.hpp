@@ -158,6 +158,9 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   // The caller's result: held (a grant read or handed over), or not (`ec`, or no error when a
   // bounded wait ran out).
   virtual void complete(io::error_code ec, bool held) = 0;
+  // The reading of an attempt that answers a flag, 0 or 1: the outcome of a failure, a server error
+  // or anything else than one such reply; nothing when `flag` holds it.
+  static std::optional<outcome> read_flag(io::error_code ec, io::response const& replies, std::int64_t& flag);
 
   std::shared_ptr<wait_host> const& host() const noexcept { return host_; }
   params const& args() const noexcept { return p_; }

@@ -61,15 +61,9 @@ io::outgoing latch_wait::attempt(bool, bool by_digest) {
 }
 
 latch_wait::outcome latch_wait::read(error_code ec, io::response& replies) {
-  if (ec == error::ambiguous) return {outcome_kind::unknown};
-  if (ec) return {outcome_kind::failed, ec};
-  if (replies.size() != 1) return {outcome_kind::unreadable};
-  auto const& reply = replies[0];
-  if (reply.is_error()) return {outcome_kind::failed, error_from_server_text(reply.text())};
-  if (reply.kind() != resp::type::integer || (reply.integer() != 0 && reply.integer() != 1)) {
-    return {outcome_kind::unreadable};
-  }
-  if (reply.integer() == 0) return {outcome_kind::busy, {}, std::chrono::milliseconds{-1}};
+  std::int64_t open = 0;
+  if (auto const o = read_flag(ec, replies, open)) return *o;
+  if (open == 0) return {outcome_kind::busy, {}, std::chrono::milliseconds{-1}};
   return {outcome_kind::granted};
 }
 

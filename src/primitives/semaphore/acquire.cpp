@@ -109,15 +109,10 @@ semaphore_acquire::outcome semaphore_acquire::read(error_code ec, io::response& 
     if (!first_unknown_) first_unknown_ = sent();
     return {outcome_kind::unknown};
   }
-  if (ec) return {outcome_kind::failed, ec};
-  if (replies.size() != 1) return {outcome_kind::unreadable};
-  auto const& reply = replies[0];
-  if (reply.is_error()) return {outcome_kind::failed, error_from_server_text(reply.text())};
-  if (reply.kind() != resp::type::integer || (reply.integer() != 0 && reply.integer() != 1)) {
-    return {outcome_kind::unreadable};
-  }
+  std::int64_t taken = 0;
+  if (auto const o = read_flag(ec, replies, taken)) return *o;
   first_unknown_.reset();
-  if (reply.integer() == 0) return {outcome_kind::busy, {}, std::chrono::milliseconds{-1}};
+  if (taken == 0) return {outcome_kind::busy, {}, std::chrono::milliseconds{-1}};
   core_->semaphores().taken[key()] += count_;
   learned(*core_, args().name, id_);
   return {outcome_kind::granted};
