@@ -7,6 +7,7 @@
 #include <redisync/redisync.hpp>
 
 #include "process/redis_server.hpp"
+#include "support/interop_peers.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/processes.hpp"
 
@@ -21,6 +22,7 @@ using namespace std::chrono_literals;
 using redisync::process::redis_server;
 using redisync::test::child;
 using redisync::test::monotonic_ns;
+using redisync::test::ms_between;
 using redisync::test::poll_until;
 using redisync::test::temp_dir;
 
@@ -45,8 +47,6 @@ std::int64_t event_time(child const& peer, std::string_view kind) {
 std::vector<std::string> redisson_rw_peer(std::vector<std::string> args) {
   return redisson_peer(std::move(args), REDISYNC_SOURCE_DIR "/test/interop/redisson_rwlock_peer.mjs");
 }
-
-std::int64_t ms_between(std::int64_t from_ns, std::int64_t to_ns) { return (to_ns - from_ns) / 1'000'000; }
 
 // A Redisson-protocol client holds one side of `name` for 800 ms; redisync's `side` tries at once
 // (`shares`: and gets it), then waits for the lock and must be woken by the unlock message.

@@ -6,6 +6,7 @@
 #include <redisync/redisync.hpp>
 
 #include "process/redis_server.hpp"
+#include "support/interop_peers.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/processes.hpp"
 
@@ -19,6 +20,10 @@
 namespace asio = boost::asio;
 using namespace redisync::test::lock_names;
 using redisync::test::child;
+using redisync::test::has_event;
+using redisync::test::ms_between;
+using redisync::test::only_event;
+using redisync::test::t_ns_of;
 using redisync::test::monotonic_ns;
 using redisync::test::temp_dir;
 using redisync::test::wait_until;
@@ -29,26 +34,8 @@ constexpr auto use_awaitable = asio::use_awaitable;
 
 // The arguments of `node` for a client of Redisson's semaphore protocol.
 std::vector<std::string> semaphore_peer(std::vector<std::string> args) {
-  char const* modules = std::getenv("REDISSON_NODE_MODULES");
-  BOOST_TEST_REQUIRE((modules != nullptr && std::filesystem::exists(std::string{modules} + "/ioredis")),
-                     "ioredis is missing: scripts/test.sh installs it into build/interop");
-  args.insert(args.begin(), REDISYNC_SOURCE_DIR "/test/interop/redisson_semaphore_peer.mjs");
-  return args;
+  return redisync::test::interop_peer("redisson_semaphore_peer.mjs", std::move(args));
 }
-
-bool has_event(child const& peer, std::string_view kind) {
-  return !redisync::test::events(peer.lines(), kind).empty();
-}
-
-boost::json::object only_event(child const& peer, std::string_view kind) {
-  auto const found = redisync::test::events(peer.lines(), kind);
-  BOOST_TEST_REQUIRE(found.size() == 1u, "no single '" << kind << "' event from the Redisson client");
-  return found[0];
-}
-
-std::int64_t t_ns_of(boost::json::object const& e) { return std::stoll(std::string{e.at("t_ns").as_string()}); }
-
-std::int64_t ms_between(std::int64_t from_ns, std::int64_t to_ns) { return (to_ns - from_ns) / 1'000'000; }
 
 // A try_acquire started in the background; `done` once it completed, `at_ns` when.
 struct background_take {
