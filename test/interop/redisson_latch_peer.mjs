@@ -9,6 +9,7 @@
 //   node redisson_latch_peer.mjs count-down PORT NAME             count down once
 //   node redisson_latch_peer.mjs set        PORT NAME COUNT       trySetCount
 import { createRequire } from 'node:module';
+import { wake_up } from './wake.mjs';
 
 const require = createRequire(process.env.REDISSON_NODE_MODULES + '/');
 const Redis = require('ioredis');
@@ -38,9 +39,9 @@ return 0`;
 
 async function awaitZero(pollMs) {
   const sub = new Redis({ host: '127.0.0.1', port: Number(port) });
-  let wake = () => {};
+  const woken = new wake_up();
   sub.on('message', (_channel, message) => {
-    if (message === '0') wake();
+    if (message === '0') woken.message();
   });
   await sub.subscribe(channel);
   let by = 'first look';
@@ -48,14 +49,7 @@ async function awaitZero(pollMs) {
   while ((await countNow()) > 0) {
     if (!waiting) say('waiting');
     waiting = true;
-    by = await new Promise((resolve) => {
-      const timer = setTimeout(() => resolve('poll'), pollMs);
-      wake = () => {
-        clearTimeout(timer);
-        resolve('message');
-      };
-    });
-    wake = () => {};
+    by = await woken.sleep(pollMs);
   }
   sub.disconnect();
   return by;

@@ -11,6 +11,7 @@
 //   node redisson_semaphore_peer.mjs available PORT NAME                      the permits free
 // HOLD_MS `signal` holds until SIGUSR2, so that a test gives the permits back once its side waits.
 import { createRequire } from 'node:module';
+import { wake_up } from './wake.mjs';
 
 const require = createRequire(process.env.REDISSON_NODE_MODULES + '/');
 const Redis = require('ioredis');
@@ -52,11 +53,11 @@ async function giveBack() {
 async function waitAndTake() {
   const sub = new Redis({ host: '127.0.0.1', port: Number(port) });
   let messaged = false;
-  let wake = () => {};
+  const woken = new wake_up();
   sub.on('message', (_channel, count) => {
     if (Number(count) < 1) return;
     messaged = true;
-    wake();
+    woken.message();
   });
   await sub.subscribe(channel);
   let by = 'subscribe';
@@ -70,14 +71,7 @@ async function waitAndTake() {
     }
     if (!waiting) say('waiting');
     waiting = true;
-    by = await new Promise((resolve) => {
-      const timer = setTimeout(() => resolve('poll'), pollMs);
-      wake = () => {
-        clearTimeout(timer);
-        resolve('message');
-      };
-    });
-    wake = () => {};
+    by = await woken.sleep(pollMs);
   }
   sub.disconnect();
   return by;
