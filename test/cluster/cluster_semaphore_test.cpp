@@ -1,6 +1,7 @@
-// Semaphores on a real 3-master, 3-replica Redis Cluster: leased, fair and Redisson's, on names
-// served by every master; a release of one client wakes the waiter of another over sharded
-// pub/sub, and every key of a semaphore sits in its name's slot.
+// Semaphores and latches on a real 3-master, 3-replica Redis Cluster: leased, fair and Redisson's
+// semaphores, on names served by every master; a release (a latch's last count-down) of one client
+// wakes the waiter of another over sharded pub/sub, and every key sits in its name's slot, also for
+// a latch whose name has braces (Redisson's channel for such a name is in another slot).
 
 #include "process/redis_cluster.hpp"
 #include "support/lock_fixture.hpp"
@@ -60,6 +61,17 @@ std::shared_ptr<woken> wait_for_semaphore(asio::io_context& ctx, redisync::semap
   return w;
 }
 
+std::shared_ptr<woken> wait_for_latch(asio::io_context& ctx, redisync::latch l) {
+  auto w = std::make_shared<woken>(ctx.get_executor());
+  auto run = [](std::shared_ptr<woken> w, redisync::latch l) -> asio::awaitable<void> {
+    auto [ec, open] = co_await l.wait(20s, asio::as_tuple(asio::use_awaitable));
+    w->ok = !ec && open;
+    w->done.notify();
+  };
+  asio::co_spawn(ctx, run(w, std::move(l)), asio::detached);
+  return w;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(cluster_semaphores, *boost::unit_test::label("cluster"))
@@ -103,6 +115,32 @@ BOOST_AUTO_TEST_CASE(every_semaphore_wakes_another_clients_waiter_on_every_maste
       BOOST_TEST((std::chrono::steady_clock::now() - released < 900ms));
     }
     BOOST_TEST(nodes.size() == 3u);
+    co_await other.stop();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_latch_opened_by_one_client_wakes_another_clients_waiters_on_every_master) {
+  redis_cluster cluster;
+  auto const cfg = fast_config(cluster.url());
+  run_client(cfg, [&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+    running_client other{ctx, cfg};
+    std::vector<std::string> names;
+    for (std::size_t master = 0; master < 3; ++master) names.push_back(name_on(cluster, master, "latch-"));
+    names.push_back("{braced}latch");
+    for (auto const& name : names) {
+      auto const mine = c.latch(name);
+      BOOST_TEST(co_await mine.try_set_count(1, asio::use_awaitable));
+      auto waiter = wait_for_latch(ctx, other->latch(name));
+      auto const waits = [&] { return other->stats().waiters == 1; };
+      co_await redisync::test::wait_until(waits, 5s);
+      auto const opened = std::chrono::steady_clock::now();
+      BOOST_TEST(co_await mine.count_down(asio::use_awaitable) == 0);
+      BOOST_TEST_INFO("latch " << name << " on " << c.node_of(name));
+      BOOST_TEST(co_await waiter->done.wait(3s));
+      BOOST_TEST(waiter->ok);
+      // A waiter's own poll comes every second: the bound is below that.
+      BOOST_TEST((std::chrono::steady_clock::now() - opened < 900ms));
+    }
     co_await other.stop();
   });
 }
