@@ -20,6 +20,7 @@ asio::awaitable<void> tour(asio::any_io_executor ex) {
   redisync::read_write_lock rw = me.read_write_lock("prices");  // rw.read(), rw.write(): lock handles
   redisync::permits gpus = me.permits("gpus");             // leased permits: a dead holder's come back; fair_permits()
   redisync::semaphore jobs = me.semaphore("jobs");         // Redisson's RSemaphore, shared with Redisson
+  redisync::latch ready = c.latch("shards-loaded");        // Redisson's RCountDownLatch: try_set_count, count_down
   redisync::held h = co_await lock.acquire(use_awaitable); // waits; the watchdog renews the lease
   redisync::held fixed = co_await lock.acquire(30s, use_awaitable);            // re-enters; fixed lease
   std::optional<redisync::held> maybe = co_await lock.try_acquire(2s, use_awaitable);  // empty if not in 2 s
@@ -33,6 +34,7 @@ asio::awaitable<void> tour(asio::any_io_executor ex) {
   int n = co_await redisync::with_lock(lock, [](redisync::held&) -> asio::awaitable<int> { co_return 1; });
   redisync::held two = co_await gpus.acquire(2, use_awaitable);  // k permits as one hold: lease, token, status
   co_await jobs.acquire(1, use_awaitable);                 // also try_acquire, release(k), available_permits()
+  bool open = co_await ready.wait(30s, use_awaitable);     // every waiter woken when the count reaches 0
   redisync::resp::request get;
   get.push("GET", "stock:42");
   std::optional<int> stock = co_await c.query<std::optional<int>>(get, use_awaitable);  // any integer type, double, strings

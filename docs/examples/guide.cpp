@@ -98,6 +98,14 @@ asio::awaitable<void> redisson_semaphore(redisync::owner const& me) {
   std::int64_t taken = co_await jobs.drain_permits(use_awaitable);
 }
 
+asio::awaitable<void> count_down_latch(redisync::client& redis) {
+  redisync::latch loaded = redis.latch("shards-loaded");         // Redisson's RCountDownLatch layout
+  bool set = co_await loaded.try_set_count(4, use_awaitable);   // false: a count was there already
+  std::int64_t left = co_await loaded.count_down(use_awaitable);  // 3; at 0 every waiter is woken
+  bool open = co_await loaded.wait(30s, use_awaitable);          // false if still closed after 30 s
+  std::int64_t now = co_await loaded.count(use_awaitable);       // 0 once open (no key)
+}
+
 asio::awaitable<void> read_write(redisync::owner const& me) {
   redisync::read_write_lock prices = me.read_write_lock("prices");  // a handle: no I/O
   redisync::lock reading = prices.read();                          // shared with other readers
