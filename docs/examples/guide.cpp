@@ -98,6 +98,11 @@ asio::awaitable<void> redisson_semaphore(redisync::owner const& me) {
   std::int64_t taken = co_await jobs.drain_permits(use_awaitable);
 }
 
+asio::awaitable<void> spinning(redisync::owner const& me, std::string id) {
+  redisync::lock polling = me.lock("orders:" + id).spinning();  // any kind: fair, read, write too
+  redisync::held h = co_await polling.acquire(use_awaitable);    // never subscribes
+}
+
 asio::awaitable<void> count_down_latch(redisync::client& redis) {
   redisync::latch loaded = redis.latch("shards-loaded");         // Redisson's RCountDownLatch layout
   bool set = co_await loaded.try_set_count(4, use_awaitable);   // false: a count was there already

@@ -126,6 +126,17 @@ class lock {
   lock_kind kind() const noexcept { return kind_; }
   bool fair() const noexcept { return kind_ == lock_kind::fair; }
 
+  // The same lock, whose acquires wait by polling (1 ms doubling to 128 ms, with jitter) instead of
+  // listening on the lock's channel: for deployments whose ACLs deny channels (Redisson's
+  // RSpinLock). It excludes everyone all the same; only its waits are slower to notice a release
+  // by another client (this client's own releases still hand it the lock at once).
+  lock spinning() const {
+    lock l = *this;
+    l.spin_ = true;
+    return l;
+  }
+  bool spins() const noexcept { return spin_; }
+
  protected:
   using core_ptr = std::shared_ptr<detail::sync::client_core>;
   lock(core_ptr core, std::string owner_id, std::string name, lock_kind kind)
@@ -139,17 +150,17 @@ class lock {
   template <class Signature, class Token>
   auto initiate(duration lease, duration wait, Token&& token) const {
     return boost::asio::async_initiate<Token, Signature>(
-        [core = core_, owner = owner_, name = name_, lease, wait, kind = kind_](auto h) mutable {
-          start_acquire(core, std::move(owner), std::move(name), lease, wait, kind,
+        [core = core_, owner = owner_, name = name_, lease, wait, kind = kind_, spin = spin_](auto h) mutable {
+          start_acquire(core, std::move(owner), std::move(name), lease, wait, kind, spin,
                         boost::asio::any_completion_handler<Signature>{std::move(h)});
         },
         token);
   }
 
   static void start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
-                            lock_kind kind, boost::asio::any_completion_handler<acquire_signature> h);
+                            lock_kind kind, bool spin, boost::asio::any_completion_handler<acquire_signature> h);
   static void start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
-                            lock_kind kind, boost::asio::any_completion_handler<try_acquire_signature> h);
+                            lock_kind kind, bool spin, boost::asio::any_completion_handler<try_acquire_signature> h);
   static void start_release(core_ptr const& core, std::string const& owner, std::string const& name, lock_kind kind,
                             boost::asio::any_completion_handler<void(boost::system::error_code)> h);
   static void start_force_release(core_ptr const& core, std::string const& name, lock_kind kind,
@@ -166,6 +177,7 @@ class lock {
   std::string owner_;
   std::string name_;
   lock_kind kind_ = lock_kind::reentrant;
+  bool spin_ = false;
 };
 
 }  // namespace redisync

@@ -217,7 +217,11 @@ void acquire_op::on_busy(std::chrono::milliseconds bound) {
     leave();
     return finish({});
   }
-  if (!queued() || !subscribed_) return join();
+  if (p_.spin) {
+    if (!queued()) enqueue();  // no channel to join: it looks again by itself
+  } else if (!queued() || !subscribed_) {
+    return join();
+  }
   if (woken && !handoff_pending) return send_attempt();  // a message came while it tried
   sleep();
 }
@@ -289,6 +293,10 @@ void acquire_op::sleep() {
     wake_at = std::min(wake_at, std::max(bound_at_, now + std::chrono::milliseconds{1}));
   } else if (!handoff_pending && q.is_head(*this)) {
     wake_at = std::min({wake_at, std::max(q.expected_free, now + std::chrono::milliseconds{1}), now + p_.recheck});
+  }
+  // A spinner hears no message: those that would try on one look again by themselves.
+  if (p_.spin && !handoff_pending && (queues_on_server() || q.is_head(*this))) {
+    wake_at = std::min(wake_at, now + std::chrono::duration_cast<clock_type::duration>(spin_.next()));
   }
   wait_for(wake_at);
 }

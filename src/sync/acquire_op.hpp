@@ -12,6 +12,7 @@
 
 #include "routing/router.hpp"
 #include "sync/hold.hpp"
+#include "sync/spin_backoff.hpp"
 #include "script/script.hpp"
 #include "sync/unsettled.hpp"
 #include "sync/waiter_queue.hpp"
@@ -87,6 +88,9 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
     // The longest sleep of this client's first waiter without a message: a lost message, or a
     // lock gone without one (expired, evicted, deleted during a fault), costs no more than this.
     std::chrono::milliseconds recheck{1000};
+    // Waits by polling (spin_backoff) instead of listening on the channel, which it never joins:
+    // for ACLs that deny channels. This client's own wake-ups and hand-offs still reach it.
+    bool spin = false;
   };
 
   acquire_op(std::shared_ptr<wait_host> host, params p);
@@ -202,6 +206,7 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   bool joining_ = false;  // inside join(): a subscription confirmed at once was there before the reply
   bool yielded_ = false;  // started after the acquires that came with it
   script_reloads reloads_;
+  spin_backoff spin_;  // with params::spin
   boost::asio::cancellation_type cancelled_ = boost::asio::cancellation_type::none;
   clock_type::time_point sent_{};
   clock_type::time_point bound_at_{};  // the last busy reply's bound, from when it came

@@ -80,11 +80,12 @@ struct fixture {
 
   std::shared_ptr<scripted_acquire> start(std::optional<std::chrono::milliseconds> wait = std::nullopt,
                                           std::string owner = "owner-1", bool cancellable = true,
-                                          bool server_queue = false) {
+                                          bool server_queue = false, bool spin = false) {
     core::acquire_op::params p{.name = "lock", .owner = owner, .channel = "channel",
                                .slot = 0,
                                .deadline = wait ? std::optional{host->clock + *wait} : std::nullopt,
-                               .once = wait && wait->count() == 0};
+                               .once = wait && wait->count() == 0,
+                               .spin = spin};
     auto op = std::make_shared<scripted_acquire>(host, std::move(p));
     if (cancellable) op->enable_attempt_cancellation();
     op->server_queue = server_queue;
@@ -143,6 +144,34 @@ BOOST_AUTO_TEST_CASE(a_busy_lock_is_waited_for_with_a_subscription_and_the_serve
   BOOST_TEST(f.host->waiters == 0);
   BOOST_TEST(f.host->subscribed["channel"] == 0);
   BOOST_TEST(f.host->queues.empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_spinning_waiter_never_subscribes_and_looks_again_sooner_and_sooner_less_often) {
+  fixture f;
+  auto op = f.start(std::nullopt, "owner-1", true, false, true);
+  f.host->reply({}, busy(60'000));  // a lease far away: only the spin brings it back
+  BOOST_TEST(f.host->waiters == 1);
+  BOOST_TEST(f.host->subscribed["channel"] == 0);
+  std::vector<std::chrono::microseconds> waits;
+  for (int i = 0; i < 10; ++i) {
+    BOOST_TEST_REQUIRE(f.host->next_alarm().has_value());
+    waits.push_back(std::chrono::duration_cast<std::chrono::microseconds>(*f.host->next_alarm() - f.host->clock));
+    f.host->advance_to(*f.host->next_alarm());
+    BOOST_TEST_REQUIRE(f.host->unanswered() == 1u);
+    f.host->reply({}, busy(60'000));
+  }
+  // 1 ms doubling to 128 ms, each cut by at most half.
+  for (std::size_t i = 0; i < waits.size(); ++i) {
+    auto const full = std::min(core::spin_backoff::first * (1 << i), core::spin_backoff::longest);
+    BOOST_TEST_INFO("look " << i << ": " << waits[i].count() << " us");
+    BOOST_TEST((waits[i] <= full && waits[i] >= full / 2));
+  }
+  BOOST_TEST(f.host->subscribed["channel"] == 0);
+  f.host->advance_to(*f.host->next_alarm());
+  f.host->reply({}, granted());
+  BOOST_TEST(op->held);
+  BOOST_TEST(f.host->waiters == 0);
+  BOOST_TEST(f.host->subscribed["channel"] == 0);
 }
 
 BOOST_AUTO_TEST_CASE(a_message_wakes_the_first_waiter_at_once_and_only_it) {

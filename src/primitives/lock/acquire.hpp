@@ -23,6 +23,7 @@ struct acquire_args {
   std::string owner;
   std::optional<std::chrono::milliseconds> lease;  // nothing: the watchdog lease, renewed
   std::optional<std::chrono::milliseconds> wait;   // nothing: wait until held
+  bool spin = false;                               // wait by polling, not on the channel
 };
 
 // Starts an acquire on the client's strand; `h` completes on its own executor.
