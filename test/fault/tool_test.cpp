@@ -152,6 +152,33 @@ BOOST_AUTO_TEST_CASE(an_empty_name_a_foreign_hash_a_lease_too_short_and_a_full_d
                   1, "stress", "the history file '/dev/full' is incomplete: No space left on device");
 }
 
+// inspect --latch reads a latch's count and listeners, says a missing key is an open latch, and
+// names a key that holds no count.
+BOOST_AUTO_TEST_CASE(inspect_reads_a_latch_and_names_a_key_that_is_none) {
+  redis_server redis;
+  redis.command({"SET", "shards", "3"});
+  redis.command({"HSET", "profile", "name", "ada"});
+  redisync::test::temp_dir dir;
+  auto const inspect_json = [&](std::string const& name) {
+    redisync::test::child c{REDISYNC_TOOL_PATH, {"inspect", "--redis", redis.url(), name, "--latch", "--json"},
+                            dir.path / (name + ".out")};
+    BOOST_TEST_REQUIRE(c.wait(10s));
+    BOOST_TEST(c.exit_code() == 0);
+    auto const lines = c.lines();
+    BOOST_TEST_REQUIRE(lines.size() == 1u);
+    return lines.front();
+  };
+  auto const closed = inspect_json("shards");
+  BOOST_TEST(closed.at("count").as_int64() == 3);
+  BOOST_TEST(!closed.at("open").as_bool());
+  BOOST_TEST(closed.at("subscribers").as_int64() == 0);
+  auto const open = inspect_json("nothing-here");
+  BOOST_TEST(open.at("count").as_int64() == 0);
+  BOOST_TEST(open.at("open").as_bool());
+  auto const foreign = inspect_json("profile");
+  BOOST_TEST(std::string{foreign.at("error").as_string()} == "the key holds a hash that is no count");
+}
+
 BOOST_AUTO_TEST_CASE(a_database_the_server_refuses_ends_the_demo_with_the_cause) {
   redis_server redis;
   expect_one_line(run_tool({"demo", "--redis", redis.url() + "/99"}), 1, "demo", "handshake");

@@ -1,6 +1,7 @@
 #pragma once
 
-// redisync inspect's parts: locks (inspect.cpp) and semaphores (inspect_permits.cpp).
+// redisync inspect's parts: locks (inspect.cpp), semaphores (inspect_permits.cpp) and latches
+// (inspect_latch.cpp).
 
 #include "cli/common.hpp"
 
@@ -14,5 +15,9 @@ namespace redisync::cli {
 // Prints what Redis knows of the semaphore `name` whose key has `type`; false if it is none (no
 // string, no hash of leased permits), and nothing was printed.
 boost::asio::awaitable<bool> inspect_semaphore(client& c, std::string const& name, std::string_view type, bool as_json);
+
+// Prints the count-down latch `name`: its count (a missing key is an open latch) and who listens.
+// Its key is a string like a Redisson semaphore's, so only the caller can say which it is.
+boost::asio::awaitable<void> inspect_latch(client& c, std::string const& name, bool as_json);
 
 }  // namespace redisync::cli
