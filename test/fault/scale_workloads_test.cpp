@@ -1,4 +1,4 @@
-// The scale workloads of `redisync bench` (S1-S5), and W6 of the read-write lock, at a size CI can
+// The scale workloads of `redisync bench` (S1-S5), L1 of the latch, and W6 of the read-write lock, at a size CI can
 // afford, each on its own redis-server: the same JSON line as the full runs, and the same promises.
 
 #include "process/redis_server.hpp"
@@ -73,6 +73,16 @@ BOOST_AUTO_TEST_CASE(s1_many_waiters_for_a_permit_drain_without_gaps_and_w4_stay
     BOOST_TEST(number(w4, "m") == 500);
     BOOST_TEST(number(w4, "max_in_flight") <= 4);
   }
+}
+
+// L1: every waiter of a latch, in 4 processes, wakes in every round once the count reaches zero.
+BOOST_AUTO_TEST_CASE(l1_every_latch_waiter_in_every_process_wakes_in_every_round) {
+  auto const r = bench({"--workload", "L1"}, {{"L1_N", "40"}, {"L1_R", "5"}});
+  BOOST_TEST_INFO_SCOPE(boost::json::serialize(r));
+  BOOST_TEST(r.at("safety_ok").as_bool());
+  BOOST_TEST(number(r, "wakes") == 200);
+  BOOST_TEST(number(r, "missed") == 0);
+  BOOST_TEST(number(r, "wake_max_ms") < 900);  // by message: a waiter's own look is 1 s away
 }
 
 BOOST_AUTO_TEST_CASE(s2_many_held_locks_are_renewed_in_bounded_calls_and_leave_nothing) {

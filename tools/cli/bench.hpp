@@ -168,6 +168,9 @@ asio::awaitable<json::object> w6(bench_context& b);
 asio::awaitable<json::object> w6c(bench_context& b);
 
 // The scale workloads (bench_scale.cpp): S1 with `cold` true or false, S2, S3.
+// L1: a latch's wake-up of L1_N waiters in L1_P processes (`bench L1C` is such a process).
+asio::awaitable<json::object> l1(bench_context& b);
+asio::awaitable<json::object> l1c(bench_context& b);
 asio::awaitable<json::object> s1(bench_context& b, bool cold, bool permits);
 asio::awaitable<json::object> s2(bench_context& b);
 asio::awaitable<json::object> s3(bench_context& b);
