@@ -7,9 +7,9 @@
 #include <redisync/redisync.hpp>
 
 #include "process/redis_server.hpp"
+#include "support/latch_waits.hpp"
 #include "support/lock_fixture.hpp"
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -17,34 +17,10 @@
 
 namespace asio = boost::asio;
 using namespace redisync::test::lock_names;
+using redisync::test::wait_in_background;
 using redisync::test::wait_until;
 
-namespace {
-
 constexpr auto use_awaitable = asio::use_awaitable;
-
-// A wait started in the background; `done` once it completed.
-struct background_wait {
-  explicit background_wait(asio::any_io_executor ex) : done{std::move(ex)} {}
-  bool open = false;
-  error_code error;
-  std::chrono::steady_clock::time_point at{};
-  redisync::test::event done;
-};
-
-std::shared_ptr<background_wait> wait_in_background(asio::io_context& ctx, redisync::latch l,
-                                                    std::chrono::milliseconds bound) {
-  auto w = std::make_shared<background_wait>(ctx.get_executor());
-  asio::co_spawn(ctx, l.wait(bound, asio::as_tuple(use_awaitable)), [w](std::exception_ptr, std::tuple<error_code, bool> r) {
-    w->error = std::get<0>(r);
-    w->open = std::get<1>(r);
-    w->at = std::chrono::steady_clock::now();
-    w->done.notify();
-  });
-  return w;
-}
-
-}  // namespace
 
 BOOST_AUTO_TEST_SUITE(latch_server_faults)
 
@@ -54,7 +30,7 @@ BOOST_AUTO_TEST_CASE(a_restart_without_persistence_opens_the_latch_for_every_wai
     running_client c{ctx, fast_config(redis)};
     auto const l = c->latch("latch:restart");
     BOOST_TEST(co_await l.try_set_count(2, use_awaitable));
-    std::vector<std::shared_ptr<background_wait>> waits;
+    std::vector<std::shared_ptr<redisync::test::background_wait>> waits;
     for (int i = 0; i < 3; ++i) waits.push_back(wait_in_background(ctx, l, 30s));
     co_await wait_until([&] { return c->stats().waiters == 3; }, 5s);
     redis.kill_hard();

@@ -7,10 +7,10 @@
 
 #include "process/redis_server.hpp"
 #include "support/interop_peers.hpp"
+#include "support/latch_waits.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/processes.hpp"
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -32,14 +32,6 @@ constexpr auto use_awaitable = asio::use_awaitable;
 std::vector<std::string> latch_peer(std::vector<std::string> args) {
   return redisync::test::interop_peer("redisson_latch_peer.mjs", std::move(args));
 }
-
-// A wait started in the background; `done` once it completed, `at_ns` when.
-struct background_wait {
-  explicit background_wait(asio::any_io_executor ex) : done{std::move(ex)} {}
-  bool open = false;
-  std::int64_t at_ns = 0;
-  redisync::test::event done;
-};
 
 }  // namespace
 
@@ -82,22 +74,14 @@ BOOST_AUTO_TEST_CASE(a_redisson_clients_last_count_down_wakes_every_redisync_wai
   std::optional<child> setter, counter;
   std::vector<std::int64_t> opened_at;  // each waiter's
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
-    std::vector<std::shared_ptr<background_wait>> waits;  // their timers die with the io_context
+    std::vector<std::shared_ptr<redisync::test::background_wait>> waits;  // their timers die with the io_context
     running_client c{ctx, fast_config(redis)};
     auto const l = c->latch(name);
     setter.emplace("node", latch_peer({"set", port, name, "1"}), dir.path / "setter.out");
     BOOST_TEST_REQUIRE(setter->wait(20s));
     BOOST_TEST(only_event(*setter, "set").at("set").as_bool());
     BOOST_TEST(co_await l.count(use_awaitable) == 1);
-    for (int i = 0; i < 3; ++i) {
-      auto w = std::make_shared<background_wait>(ctx.get_executor());
-      asio::co_spawn(ctx, l.wait(20s, use_awaitable), [w](std::exception_ptr e, bool open) {
-        w->at_ns = monotonic_ns();
-        w->open = !e && open;
-        w->done.notify();
-      });
-      waits.push_back(std::move(w));
-    }
+    for (int i = 0; i < 3; ++i) waits.push_back(redisync::test::wait_in_background(ctx, l, 20s));
     // Listening on Redisson's channel before the count reaches zero, so that the wake comes by
     // message.
     co_await wait_until([&] {
@@ -108,7 +92,7 @@ BOOST_AUTO_TEST_CASE(a_redisson_clients_last_count_down_wakes_every_redisync_wai
     for (auto const& w : waits) {
       BOOST_TEST_REQUIRE(co_await w->done.wait(15s));
       BOOST_TEST(w->open);
-      opened_at.push_back(w->at_ns);
+      opened_at.push_back(monotonic_ns(w->at));
     }
     co_await c.stop();
   });

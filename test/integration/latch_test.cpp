@@ -4,42 +4,15 @@
 
 #include <redisync/redisync.hpp>
 
+#include "support/latch_waits.hpp"
 #include "support/lock_fixture.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
 namespace asio = boost::asio;
 using namespace redisync::test::lock_names;
-
-namespace {
-
-// A wait started in the background; `done` once it completed.
-struct background_wait {
-  explicit background_wait(asio::io_context& ctx) : done{ctx.get_executor()} {}
-  error_code error;
-  bool open = false;
-  redisync::test::event done;
-};
-
-std::shared_ptr<background_wait> wait_in_background(asio::io_context& ctx, redisync::latch l,
-                                                    std::chrono::milliseconds bound) {
-  auto state = std::make_shared<background_wait>(ctx);
-  auto run = [](std::shared_ptr<background_wait> w, redisync::latch l,
-                std::chrono::milliseconds bound) -> asio::awaitable<void> {
-    auto [ec, open] = co_await l.wait(bound, asio::as_tuple(asio::use_awaitable));
-    w->error = ec;
-    w->open = open;
-    w->done.notify();
-  };
-  asio::co_spawn(ctx, run(state, std::move(l), bound), asio::detached);
-  return state;
-}
-
-}  // namespace
+using redisync::test::wait_in_background;
 
 BOOST_AUTO_TEST_SUITE(count_down_latch)
 
@@ -64,7 +37,7 @@ BOOST_FIXTURE_TEST_CASE(reaching_zero_wakes_every_waiter_at_once, lock_env) {
   run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
     auto const l = c.latch("latch:wake");
     co_await l.try_set_count(3, asio::use_awaitable);
-    std::vector<std::shared_ptr<background_wait>> waiters;
+    std::vector<std::shared_ptr<redisync::test::background_wait>> waiters;
     for (int i = 0; i < 5; ++i) waiters.push_back(wait_in_background(ctx, l, 20s));
     auto const all_waiting = [&] { return c.stats().waiters == 5; };
     co_await redisync::test::wait_until(all_waiting, 5s);
@@ -89,7 +62,7 @@ BOOST_FIXTURE_TEST_CASE(waiters_find_the_latch_open_when_no_message_comes, lock_
   run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
     auto const l = c.latch("latch:quiet");
     co_await l.try_set_count(1, asio::use_awaitable);
-    std::vector<std::shared_ptr<background_wait>> waiters;
+    std::vector<std::shared_ptr<redisync::test::background_wait>> waiters;
     for (int i = 0; i < 3; ++i) waiters.push_back(wait_in_background(ctx, l, 20s));
     auto const all_waiting = [&] { return c.stats().waiters == 3; };
     co_await redisync::test::wait_until(all_waiting, 5s);

@@ -103,6 +103,8 @@ asio::awaitable<void> wait_until_scripts_settle(client& admin);
 // Keys that exist: SCAN skips keys past their expiry, which DBSIZE still counts until Redis's
 // expiry cycle gets to them.
 asio::awaitable<std::int64_t> live_keys(client& admin);
+// How many items the list `key` holds (the children of a run say they are ready in one).
+asio::awaitable<std::int64_t> list_length(client& admin, std::string const& key);
 struct key_counts {
   std::int64_t live = 0;
   std::int64_t without_expiry = 0;

@@ -33,12 +33,6 @@ std::string round_key(std::string_view what, std::int64_t run_id, std::int64_t r
   return fmt::format("bench:l1:{}:{}:{}", what, run_id, round);
 }
 
-asio::awaitable<std::int64_t> list_length(client& admin, std::string const& key) {
-  resp::request req;
-  req.push("LLEN", key);
-  co_return (co_await command(admin, std::move(req))).integer();
-}
-
 }  // namespace
 
 asio::awaitable<json::object> l1(bench_context& b) {

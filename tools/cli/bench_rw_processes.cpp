@@ -60,12 +60,6 @@ sweep_result sweep(std::vector<interval> const& holds, bool all_exclusive) {
   return out;
 }
 
-asio::awaitable<std::int64_t> list_length(client& admin, std::string const& key) {
-  resp::request req;
-  req.push("LLEN", key);
-  co_return (co_await command(admin, std::move(req))).integer();
-}
-
 json::array numbers(std::vector<double> const& v) {
   json::array out;
   for (auto x : v) out.emplace_back(x);

@@ -181,6 +181,12 @@ asio::awaitable<key_counts> count_keys(client& admin) {
 
 asio::awaitable<std::int64_t> live_keys(client& admin) { co_return (co_await count_keys(admin)).live; }
 
+asio::awaitable<std::int64_t> list_length(client& admin, std::string const& key) {
+  resp::request req;
+  req.push("LLEN", key);
+  co_return (co_await command(admin, std::move(req))).integer();
+}
+
 asio::awaitable<bool> run_tasks(std::int64_t count, std::int64_t cap_s, bool& stop,
                                 std::function<asio::awaitable<void>(int)> const& task) {
   auto ex = co_await asio::this_coro::executor;

@@ -61,8 +61,7 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
     c.stop();
     co_return 0;
   }
-  // A cluster's lock channels are sharded: their subscribers are counted apart.
-  std::string_view const numsub = c.cfg().mode == topology::cluster ? "SHARDNUMSUB" : "NUMSUB";
+  auto const numsub = numsub_command(c);
   resp::request req;
   req.push("TYPE", name);
   req.push("PTTL", name);
@@ -141,7 +140,7 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
   }
   std::int64_t token = 0;
   if (!replies[2].is_null()) replies[2].as_integer(token);
-  auto const subscribers = replies[3].elements().size() == 2 ? replies[3].elements()[1].integer() : 0;
+  auto const subscribers = subscribers_in(replies[3]);
   std::int64_t const pttl = replies[1].integer();
   json::array queue = co_await queue_by_client(c, name, replies[4]);
   json::array waiting_writers;
@@ -153,7 +152,7 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
                                            {"grant_lease_ms", mark->lease_ms},
                                            {"alive_for_ms", w.at("alive_for_ms")}});
   }
-  auto const rw_subscribers = replies[6].elements().size() == 2 ? replies[6].elements()[1].integer() : 0;
+  auto const rw_subscribers = subscribers_in(replies[6]);
   auto const node = c.node_of(name);
   c.stop();
 
@@ -222,6 +221,14 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
 }
 
 }  // namespace
+
+std::string_view numsub_command(client const& c) {
+  return c.cfg().mode == topology::cluster ? "SHARDNUMSUB" : "NUMSUB";
+}
+
+std::int64_t subscribers_in(resp::value const& numsub) {
+  return numsub.elements().size() == 2 ? numsub.elements()[1].integer() : 0;
+}
 
 int inspect_main(std::vector<std::string> const& args) {
   std::string url, name;

@@ -12,6 +12,11 @@
 
 namespace redisync::cli {
 
+// PUBSUB's count of a channel's subscribers: a cluster's channels are sharded (SHARDNUMSUB).
+std::string_view numsub_command(client const& c);
+// The count in a reply to PUBSUB NUMSUB or SHARDNUMSUB of one channel.
+std::int64_t subscribers_in(resp::value const& numsub);
+
 // Prints what Redis knows of the semaphore `name` whose key has `type`; false if it is none (no
 // string, no hash of leased permits), and nothing was printed.
 boost::asio::awaitable<bool> inspect_semaphore(client& c, std::string const& name, std::string_view type, bool as_json);

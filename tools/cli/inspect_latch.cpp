@@ -17,7 +17,7 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 
 asio::awaitable<void> inspect_latch(client& c, std::string const& name, bool as_json) {
-  std::string_view const numsub = c.cfg().mode == topology::cluster ? "SHARDNUMSUB" : "NUMSUB";
+  auto const numsub = numsub_command(c);
   auto const channel = detail::latch_protocol::channel_of(name);
   resp::request req;
   req.push("TYPE", name);
@@ -27,7 +27,7 @@ asio::awaitable<void> inspect_latch(client& c, std::string const& name, bool as_
   std::string const type{r[0].text()};
   std::int64_t count = 0;
   bool const readable = type == "none" || (type == "string" && r[1].as_integer(count));
-  auto const subscribers = r[2].elements().size() == 2 ? r[2].elements()[1].integer() : 0;
+  auto const subscribers = subscribers_in(r[2]);
   if (as_json) {
     json::object out{{"name", name}, {"node", c.node_of(name)}, {"type", "latch"}, {"subscribers", subscribers}};
     if (readable) {

@@ -28,12 +28,8 @@ std::int64_t number_in(resp::value const& v) {
   return n;
 }
 
-std::int64_t subscribers_in(resp::value const& numsub) {
-  return numsub.elements().size() == 2 ? numsub.elements()[1].integer() : 0;
-}
-
 asio::awaitable<void> redisson_semaphore(client& c, std::string const& name, bool as_json) {
-  std::string_view const numsub = c.cfg().mode == topology::cluster ? "SHARDNUMSUB" : "NUMSUB";
+  auto const numsub = numsub_command(c);
   resp::request req;
   req.push("GET", name);
   req.push("PUBSUB", numsub, detail::semaphore_protocol::channel_of(name));
@@ -57,7 +53,7 @@ asio::awaitable<void> redisson_semaphore(client& c, std::string const& name, boo
 
 asio::awaitable<void> leased_permits(client& c, std::string const& name, bool as_json) {
   namespace proto = detail::permits_protocol;
-  std::string_view const numsub = c.cfg().mode == topology::cluster ? "SHARDNUMSUB" : "NUMSUB";
+  auto const numsub = numsub_command(c);
   resp::request req;
   req.push("HGET", name, "permits");
   req.push("HGETALL", proto::holders_key_of(name));
