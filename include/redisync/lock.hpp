@@ -145,6 +145,7 @@ class lock {
  private:
   friend class owner;
   friend class read_write_lock;
+  friend class multi_lock;
   using duration = std::optional<std::chrono::milliseconds>;
 
   template <class Signature, class Token>

@@ -6,13 +6,17 @@
 
 #include <redisync/fair_lock.hpp>
 #include <redisync/lock.hpp>
+#include <redisync/multi_lock.hpp>
 #include <redisync/permits.hpp>
 #include <redisync/read_write_lock.hpp>
 #include <redisync/semaphore.hpp>
 
+#include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace redisync {
 
@@ -32,6 +36,21 @@ class owner {
   // A handle on the read-write lock `name`: its read() side is shared, its write() side exclusive.
   redisync::read_write_lock read_write_lock(std::string name) const {
     return redisync::read_write_lock{core_, id_, std::move(name)};
+  }
+
+  // A multi-lock of `members` (multi_lock.hpp): handles on locks of this owner, reentrant, fair or
+  // the write side of read-write locks, each name once.
+  redisync::multi_lock locks(std::span<redisync::lock const> members) const {
+    return redisync::multi_lock{core_, id_, {members.begin(), members.end()}};
+  }
+  redisync::multi_lock locks(std::initializer_list<redisync::lock> members) const {
+    return locks(std::span<redisync::lock const>{members.begin(), members.end()});
+  }
+  // A multi-lock of the reentrant locks `names`.
+  redisync::multi_lock locks(std::vector<std::string> const& names) const {
+    std::vector<redisync::lock> members;
+    for (auto const& n : names) members.push_back(lock(n));
+    return redisync::multi_lock{core_, id_, std::move(members)};
   }
 
   // A handle on the semaphore of leased permits `name` (permits.hpp), acquired for this owner.

@@ -8,8 +8,10 @@
 #include <redisync/held.hpp>
 #include <redisync/latch.hpp>
 #include <redisync/lock.hpp>
+#include <redisync/multi_lock.hpp>
 #include <redisync/owner.hpp>
 #include <redisync/permits.hpp>
 #include <redisync/semaphore.hpp>
 #include <redisync/with_lock.hpp>
+#include <redisync/with_locks.hpp>
 #include <redisync/with_permit.hpp>

@@ -43,29 +43,39 @@ struct is_awaitable : std::false_type {};
 template <class T, class Executor>
 struct is_awaitable<boost::asio::awaitable<T, Executor>> : std::true_type {};
 
-// How a body is called: with the hold (as held& or held const&), or with nothing.
-template <class Body>
-inline constexpr bool takes_hold = std::invocable<Body&, held&>;
-template <class Body>
-inline constexpr bool takes_nothing = !takes_hold<Body> && std::invocable<Body&>;
+// How a body is called: with the hold (as Hold& or Hold const&: a held, or a multi-lock's
+// multi_held), or with nothing.
+template <class Body, class Hold = held>
+inline constexpr bool takes_hold = std::invocable<Body&, Hold&>;
+template <class Body, class Hold = held>
+inline constexpr bool takes_nothing = !takes_hold<Body, Hold> && std::invocable<Body&>;
 
-template <class Body>
-auto call_body(Body& body, held& h) {
-  if constexpr (takes_hold<Body>) {
+template <class Body, class Hold>
+auto call_body(Body& body, Hold& h) {
+  if constexpr (takes_hold<Body, Hold>) {
     return body(h);
   } else {
     return body();
   }
 }
 
-template <class Body>
-using body_awaitable_t = decltype(call_body(std::declval<Body&>(), std::declval<held&>()));
+template <class Body, class Hold = held>
+using body_awaitable_t = decltype(call_body(std::declval<Body&>(), std::declval<Hold&>()));
 
 // Checked in with_lock itself, so that a body of another shape fails there, in the caller's
 // file, saying what is expected (and nothing else fails after it).
-template <class Body>
+template <class Body, class Hold = held>
 constexpr bool check_body() {
-  if constexpr (std::invocable<Body&, held&&> && !takes_hold<Body>) {
+  if constexpr (!std::is_same_v<Hold, held> && !takes_hold<Body, Hold> && !takes_nothing<Body, Hold>) {
+    static_assert(takes_hold<Body, Hold>,
+                  "redisync::with_locks: the body must be callable as body(redisync::multi_held&), "
+                  "body(redisync::multi_held const&) or body()");
+    return false;
+  } else if constexpr (!std::is_same_v<Hold, held>) {
+    static_assert(is_awaitable<body_awaitable_t<Body, Hold>>::value,
+                  "redisync::with_locks: the body must return boost::asio::awaitable<T> (or awaitable<void>)");
+    return is_awaitable<body_awaitable_t<Body, Hold>>::value;
+  } else if constexpr (std::invocable<Body&, held&&> && !takes_hold<Body>) {
     static_assert(takes_hold<Body>,
                   "redisync::with_lock: the body takes `held` by value; take `redisync::held&` or "
                   "`redisync::held const&` (the hold stays with with_lock, which releases it)");
@@ -85,8 +95,8 @@ constexpr bool check_body() {
   }
 }
 
-template <class Body>
-using body_result_t = typename body_awaitable_t<Body>::value_type;
+template <class Body, class Hold = held>
+using body_result_t = typename body_awaitable_t<Body, Hold>::value_type;
 
 template <class Result>
 struct with_lock_completion {
@@ -96,8 +106,8 @@ template <>
 struct with_lock_completion<void> {
   using type = void(std::exception_ptr);
 };
-template <class Body>
-using with_lock_signature = typename with_lock_completion<body_result_t<Body>>::type;
+template <class Body, class Hold = held>
+using with_lock_signature = typename with_lock_completion<body_result_t<Body, Hold>>::type;
 
 // When the body ends, the loss wait is cancelled; when the hold is lost, the body is. A loss wait
 // that ends because the body released the hold cancels nothing.
@@ -130,16 +140,17 @@ inline boost::asio::awaitable<held> acquire_for_body(lock& l, lock_options const
   co_return co_await l.acquire(asio::use_awaitable);
 }
 
-// Runs `body` under the hold that `acquire()` (an awaitable<held>) takes, then releases it.
-template <class Acquire, class Body>
-boost::asio::awaitable<body_result_t<Body>> run_with_hold(Acquire acquire, Body body) {
+// Runs `body` under the hold that `acquire()` (an awaitable<held>, or of a multi_held) takes, then
+// releases it.
+template <class Acquire, class Body, class Hold = typename std::invoke_result_t<Acquire&>::value_type>
+boost::asio::awaitable<body_result_t<Body, Hold>> run_with_hold(Acquire acquire, Body body) {
   namespace asio = boost::asio;
-  using result_type = body_result_t<Body>;
+  using result_type = body_result_t<Body, Hold>;
   // Every kind of cancellation the caller sends goes on to the acquire and the body; after one,
   // the release still runs.
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
-  held h = co_await acquire();
+  Hold h = co_await acquire();
   auto ex = co_await asio::this_coro::executor;
   std::exception_ptr failure;
   std::conditional_t<std::is_void_v<result_type>, int, std::optional<result_type>> result{};

@@ -91,18 +91,40 @@ bool lock_acquire::prepare() {
   return hold_ != nullptr;
 }
 
+std::shared_ptr<sync::hold_state> new_hold_of(std::string name, std::string owner, std::string channel,
+                                              routing::slot_type slot, sync::renewal_kind const& renewal,
+                                              sync::hold_kind const& kind, std::chrono::milliseconds lease,
+                                              bool watchdog) {
+  auto hold = std::make_shared<sync::hold_state>();
+  hold->key = sync::hold_key(owner, name);
+  hold->name = std::move(name);
+  hold->owner = std::move(owner);
+  hold->channel = std::move(channel);
+  hold->slot = slot;
+  hold->renewal = &renewal;
+  hold->kind = &kind;
+  hold->lease = lease;
+  hold->watchdog = watchdog;
+  return hold;
+}
+
+void grant_hold(sync::client_core& core, std::shared_ptr<sync::hold_state> const& hold, std::uint64_t token,
+                std::int64_t count, sync::clock_type::time_point sent) {
+  if (!hold->granted) hold->token = token;
+  hold->granted = true;
+  hold->count = count;
+  hold->set_valid_until(sync::validity_deadline(sent, hold->lease));
+  hold->status = hold_status::held;
+  core.put_hold(hold);
+  if (hold->watchdog) core.leases().schedule_renewal(hold, sent);
+  core.leases().schedule_validity_check(hold);
+}
+
 sync::hold_state& lock_acquire::new_hold() {
-  if (hold_) return *hold_;
-  hold_ = std::make_shared<sync::hold_state>();
-  hold_->name = args().name;
-  hold_->owner = args().owner;
-  hold_->key = key();
-  hold_->channel = args().channel;
-  hold_->slot = args().slot;
-  hold_->renewal = &hold_renewal();
-  hold_->kind = &kind_of_hold();
-  hold_->lease = lease_;
-  hold_->watchdog = watchdog_;
+  if (!hold_) {
+    hold_ = new_hold_of(args().name, args().owner, args().channel, args().slot, hold_renewal(), kind_of_hold(),
+                        lease_, watchdog_);
+  }
   return *hold_;
 }
 
@@ -169,14 +191,7 @@ void lock_acquire::undo(std::function<void()> then) {
 // make the first renewal late.
 void lock_acquire::grant(std::uint64_t token, std::int64_t count, sync::clock_type::time_point sent) {
   new_hold();
-  if (!hold_->granted) hold_->token = token;
-  hold_->granted = true;
-  hold_->count = count;
-  hold_->set_valid_until(sync::validity_deadline(sent, hold_->lease));
-  hold_->status = hold_status::held;
-  core_->put_hold(hold_);
-  if (hold_->watchdog) core_->leases().schedule_renewal(hold_, sent);
-  core_->leases().schedule_validity_check(hold_);
+  grant_hold(*core_, hold_, token, count, sent);
 }
 
 bool lock_acquire::take_handoff(std::uint64_t token, sync::clock_type::time_point sent) {

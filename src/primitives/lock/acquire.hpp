@@ -44,6 +44,16 @@ boost::asio::awaitable<void> undo_acquire(std::shared_ptr<sync::client_core> cor
 boost::asio::awaitable<void> undo_with(std::shared_ptr<sync::client_core> core, script const& s, script_args args,
                                        std::string name, std::string owner, std::chrono::milliseconds lease);
 
+// The record of a hold that `owner` (a lock's owner field) does not have yet, for its first grant.
+std::shared_ptr<sync::hold_state> new_hold_of(std::string name, std::string owner, std::string channel,
+                                              routing::slot_type slot, sync::renewal_kind const& renewal,
+                                              sync::hold_kind const& kind, std::chrono::milliseconds lease,
+                                              bool watchdog);
+// Applies a grant of `token` (`count` levels in all) by a call sent at `sent` to `hold`: it is valid
+// from then on for its lease, kept by the client and renewed by the watchdog.
+void grant_hold(sync::client_core& core, std::shared_ptr<sync::hold_state> const& hold, std::uint64_t token,
+                std::int64_t count, sync::clock_type::time_point sent);
+
 // A guard for a new level of `hold`.
 held guard_for(std::shared_ptr<sync::client_core> const& core, std::shared_ptr<sync::hold_state> const& hold);
 

@@ -4,17 +4,16 @@
 #include "primitives/lock/acquire.hpp"
 #include "primitives/lock/queries.hpp"
 #include "primitives/lock/release.hpp"
+#include "primitives/lock/replicas.hpp"
 #include "primitives/rw_lock/acquire.hpp"
 #include "primitives/rw_lock/protocol.hpp"
 #include "sync/client_core.hpp"
 #include "sync/launch.hpp"
-#include "routing/exec_one.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/core.h>
 
 namespace redisync {
 
@@ -35,26 +34,15 @@ bool is_read_write(lock_kind kind) { return kind == lock_kind::read || kind == l
 held* hold_in(held& h) { return &h; }
 held* hold_in(std::optional<held>& h) { return h ? &*h : nullptr; }
 
-// config::wait_replicas: WAIT on the lock's node, after the grant (on the connection that wrote
-// it, so its write is among those waited for). Too few acknowledgements release the hold and fail
-// the acquire: a hold is never left behind an error.
+// config::wait_replicas: too few acknowledgements release the hold and fail the acquire: a hold is
+// never left behind an error.
 template <class T>
 asio::awaitable<std::tuple<error_code, T>> confirm_replicated(std::shared_ptr<detail::sync::client_core> core,
                                                               std::string name, T result) {
-  auto const& cfg = core->cfg();
-  resp::request req;
-  req.push("WAIT", static_cast<std::int64_t>(cfg.wait_replicas), cfg.wait_replicas_timeout.count());
-  auto [ec, reply] =
-      co_await detail::routing::exec_one(core->router(), core->router().slot_of(name), std::move(req));
-  std::int64_t acknowledged = 0;
-  if (!ec && reply.as_integer(acknowledged) && acknowledged >= static_cast<std::int64_t>(cfg.wait_replicas)) {
-    co_return std::tuple{error_code{}, std::move(result)};
-  }
-  core->emit(event_kind::not_replicated, event_level::warning, name, {}, ec,
-             fmt::format("{} of {} replicas acknowledged within {} ms", acknowledged, cfg.wait_replicas,
-                         cfg.wait_replicas_timeout.count()));
+  auto const ec = co_await proto::confirm_replicas(*core, core->router().slot_of(name), name);
+  if (!ec) co_return std::tuple{error_code{}, std::move(result)};
   co_await hold_in(result)->release(asio::as_tuple(asio::use_awaitable));
-  co_return std::tuple{error_code{error::not_replicated}, T{}};
+  co_return std::tuple{ec, T{}};
 }
 
 // The caller's handler, behind a WAIT when the configuration asks for one.

@@ -49,6 +49,7 @@
 -- include: next_token.lua
 -- include: hold_depth.lua
 -- include: fair_queue.lua
+-- include: rw_write.lua
 
 -- Redis 7.0 reads its clock for each expiry it sets, so a level and the hash set in one script can
 -- end a millisecond or, on a busy server, a few apart.
@@ -56,10 +57,6 @@ local expiry_skew_ms = 10
 
 local function timeout_key(base, owner, level)
   return base .. ':' .. owner .. ':rwlock_timeout:' .. level
-end
-
-local function mark_of(client, writer, lease, liveness)
-  return member_of(client, math.min(tonumber(lease), 2 * tonumber(liveness)) .. ':' .. writer)
 end
 
 -- Whether a live writer waits (its client's reader is `self`), or the error of a marks key of
@@ -150,50 +147,6 @@ local function read(lock, marks, base, owner, lease, retry_arg, client, alive_pr
   end
   if mode ~= 'write' then granted_read = {lock = lock, ttl = ttl, clear = clear} end
   return {'0', count}
-end
-
-local function write(lock, marks, token_key, writer, lease, retry_arg, liveness, keep, client, alive_prefix, cap)
-  local mode = redis.pcall('hget', lock, 'mode')
-  if type(mode) == 'table' then return mode end
-  if retry_arg ~= '' and mode then
-    local count = tonumber(redis.call('hget', lock, writer) or '0') or 0
-    if count == tonumber(retry_arg) + 1 then
-      local token = held_token(token_key, lease, keep)
-      if type(token) == 'table' then return token end
-      if liveness ~= '' then redis.call('zrem', marks, mark_of(client, writer, lease, liveness)) end
-      redis.call('pexpire', lock, lease)  -- the lost (or late) attempt's (or a grant's) lease, renewed
-      return {token, count}
-    end
-  end
-  if not mode then
-    if redis.call('exists', lock) == 0 then
-      local token = next_token(token_key, lease, keep)
-      if type(token) == 'table' then return token end
-      redis.call('hset', lock, 'mode', 'write', writer, '1')
-      redis.call('pexpire', lock, lease)
-      if liveness ~= '' then redis.call('zrem', marks, mark_of(client, writer, lease, liveness)) end
-      return token
-    end
-  elseif mode == 'write' then
-    if redis.call('hexists', lock, writer) == 1 then
-      local token = held_token(token_key, lease, keep)
-      if type(token) == 'table' then return token end
-      local count = redis.pcall('hincrby', lock, writer, 1)
-      if type(count) == 'table' then return count end
-      if count > max_depth then return too_deep(lock, writer) end
-      redis.call('pexpire', lock, lease)
-      return {token, count}
-    end
-  elseif redis.call('hexists', lock, string.sub(writer, 1, -7)) == 1 then
-    return redis.error_reply('UPGRADE this owner reads the lock: a read cannot become a write')
-  end
-  if liveness ~= '' then
-    -- Marked while its client lives; it tries again when the lock would expire.
-    local live = tonumber(liveness)
-    keep_place(marks, mark_of(client, writer, lease, liveness), alive_prefix .. client, live)
-    keep_queue(marks, lock, live, tonumber(cap))
-  end
-  return {redis.call('pttl', lock)}
 end
 
 local function announce(channel, message, left)
