@@ -50,6 +50,7 @@ std::string_view kind_name(stress_kind k) {
     case stress_kind::semaphore: return "semaphore";
     case stress_kind::permits: return "permits";
     case stress_kind::fair_permits: return "fair-permits";
+    case stress_kind::multi: return "multi";
   }
   return "";
 }
@@ -62,7 +63,8 @@ redisync::lock lock_for(owner const& me, stress_options const& o) {
     case stress_kind::write: return me.read_write_lock(o.lock).write();
     case stress_kind::semaphore:
     case stress_kind::permits:
-    case stress_kind::fair_permits: break;  // permit_worker's
+    case stress_kind::fair_permits:
+    case stress_kind::multi: break;  // permit_worker's, multi_worker's
   }
   return me.lock(o.lock);
 }
@@ -226,7 +228,9 @@ asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
   int running = o.workers;
   asio::steady_timer all_done{ctx, asio::steady_timer::time_point::max()};
   for (int w = 0; w < o.workers; ++w) {
-    auto work = permits ? permit_worker(c, o, t, log, report) : worker(c, o, t, log, report);
+    auto work = permits                         ? permit_worker(c, o, t, log, report)
+                : o.kind == stress_kind::multi ? multi_worker(c, o, t, log, report)
+                                               : worker(c, o, t, log, report);
     asio::co_spawn(ctx, std::move(work), [&](std::exception_ptr e) {
       if (e) {
         ++t.errors;
@@ -274,10 +278,11 @@ int stress_main(std::vector<std::string> const& args) {
   po::options_description options{"stress options"};
   options.add_options()
       ("redis", po::value(&o.url)->required(), "Redis URL, redis://[user:pass@]host:port[/db]")
-      ("lock", po::value(&o.lock)->required(), "lock name")
+      ("lock", po::value(&o.lock)->required(), "lock name (a multi-lock's names: a,b,c)")
       ("kind", po::value<std::string>()->default_value("lock"),
        "lock (reentrant), fair, read or write (the two sides of a read-write lock), semaphore (Redisson's), "
-       "permits (leased) or fair-permits")
+       "permits (leased), fair-permits or multi (a multi-lock of the --lock names, each with its own "
+       "counter <name>:counter)")
       ("permits", po::value(&o.permits)->default_value(0), "a semaphore's permits (set if it has none)")
       ("workers", po::value(&o.workers)->default_value(1), "workers (one owner each)")
       ("iterations", po::value(&o.iterations)->default_value(100), "critical sections per worker")
@@ -303,11 +308,12 @@ int stress_main(std::vector<std::string> const& args) {
     o.lease_ms = static_cast<int>(in_range("--lease-ms", vm["lease-ms"].as<int>(), shortest_lease.count(), one_day_ms));
   }
   auto const kind = vm["kind"].as<std::string>();
-  auto const kinds = {stress_kind::lock,      stress_kind::fair,    stress_kind::read,        stress_kind::write,
-                       stress_kind::semaphore, stress_kind::permits, stress_kind::fair_permits};
+  auto const kinds = {stress_kind::lock,      stress_kind::fair,    stress_kind::read,         stress_kind::write,
+                       stress_kind::semaphore, stress_kind::permits, stress_kind::fair_permits, stress_kind::multi};
   auto const named = std::find_if(kinds.begin(), kinds.end(), [&](stress_kind k) { return kind_name(k) == kind; });
   if (named == kinds.end()) {
-    throw usage_error{"--kind must be lock, fair, read, write, semaphore, permits or fair-permits, not '" + kind + "'"};
+    throw usage_error{"--kind must be lock, fair, read, write, semaphore, permits, fair-permits or multi, not '" + kind +
+                      "'"};
   }
   o.kind = *named;
   bool const semaphore =
@@ -322,6 +328,12 @@ int stress_main(std::vector<std::string> const& args) {
   if (vm.count("fence-key") && o.kind == stress_kind::read) throw usage_error{"a reader writes nothing: no --fence-key"};
   if (vm.count("fence-key")) o.fence_key = vm["fence-key"].as<std::string>();
   if (vm.count("history")) o.history = vm["history"].as<std::string>();
+  if (o.kind == stress_kind::multi) {
+    if (vm.count("counter")) throw usage_error{"a multi-lock counts each name in <name>:counter: no --counter"};
+    for (auto const& name : multi_names(o.lock)) {
+      if (name.empty()) throw usage_error{"--lock of a multi-lock names locks between commas: '" + o.lock + "' has an empty one"};
+    }
+  }
   if (o.counter.empty()) o.counter = o.lock + ":counter";
   in_range("the lock name's length in bytes", static_cast<std::int64_t>(o.lock.size()), 1, 64 * 1024);
   in_range("--workers", o.workers, 1, 10000);

@@ -1,7 +1,8 @@
 #pragma once
 
 // What the workers of `redisync stress` share: options, tallies, the history file and the error
-// report. The lock workers are stress.cpp's; a semaphore's, stress_permits.cpp's.
+// report. The lock workers are stress.cpp's; a semaphore's, stress_permits.cpp's; a multi-lock's,
+// stress_multi.cpp's.
 
 #include "cli/common.hpp"
 
@@ -15,12 +16,13 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
 namespace redisync::cli {
 
-enum class stress_kind { lock, fair, read, write, semaphore, permits, fair_permits };
+enum class stress_kind { lock, fair, read, write, semaphore, permits, fair_permits, multi };
 
 struct stress_options {
   std::string url;
@@ -99,5 +101,12 @@ boost::asio::awaitable<bool> acquire_failed(stress_options const& o, totals& t, 
 // whose windows are open (never more than the permits), INCRs the counter and gives it back.
 boost::asio::awaitable<void> permit_worker(client& c, stress_options const& o, totals& t, history_log& log,
                                            error_report& report);
+
+// A worker of a multi-lock (stress_multi.cpp): each iteration takes every name of `--lock a,b,c`
+// at once and counts each name's own counter up.
+boost::asio::awaitable<void> multi_worker(client& c, stress_options const& o, totals& t, history_log& log,
+                                          error_report& report);
+// The names of a multi-lock's `--lock`, split at commas.
+std::vector<std::string> multi_names(std::string const& list);
 
 }  // namespace redisync::cli
