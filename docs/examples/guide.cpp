@@ -111,6 +111,16 @@ asio::awaitable<void> count_down_latch(redisync::client& redis) {
   std::int64_t now = co_await loaded.count(use_awaitable);       // 0 once open (no key)
 }
 
+asio::awaitable<void> multi_lock(redisync::owner const& me) {
+  redisync::multi_lock both = me.locks({me.lock("account:7"), me.fair_lock("account:9")});
+  redisync::multi_held h = co_await both.acquire(use_awaitable);  // every member, or none
+  std::vector<std::uint64_t> tokens = h.tokens();                 // one per member, in the order given
+  redisync::hold_status status = h.status();                      // lost if any member is lost
+  co_await h.release(use_awaitable);                              // every member
+  auto three = me.locks({"a", "b", "c"});                          // reentrant locks by name
+  std::optional<redisync::multi_held> maybe = co_await three.try_acquire(2s, use_awaitable);
+}
+
 asio::awaitable<void> read_write(redisync::owner const& me) {
   redisync::read_write_lock prices = me.read_write_lock("prices");  // a handle: no I/O
   redisync::lock reading = prices.read();                          // shared with other readers
