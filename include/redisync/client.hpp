@@ -9,6 +9,7 @@
 #include <redisync/config.hpp>
 #include <redisync/error.hpp>
 #include <redisync/fenced_write.hpp>
+#include <redisync/election.hpp>
 #include <redisync/latch.hpp>
 #include <redisync/owner.hpp>
 #include <redisync/reply.hpp>
@@ -105,6 +106,8 @@ class client {
   lock make_lock(std::string name) { return new_owner().lock(std::move(name)); }
   // A handle on the count-down latch `name` (latch.hpp), Redisson's RCountDownLatch.
   redisync::latch latch(std::string name) const { return redisync::latch{core_, std::move(name)}; }
+  // A handle on the leader election `name` (election.hpp).
+  redisync::election election(std::string name) const { return redisync::election{core_, std::move(name)}; }
 
   // Plain commands, on the same connection as the locks; completes with one reply per command,
   // raw: a server error is a reply (see check_replies), not a failure.

@@ -5,6 +5,7 @@
 #include <redisync/error.hpp>
 #include <redisync/event.hpp>
 #include <redisync/fair_lock.hpp>
+#include <redisync/election.hpp>
 #include <redisync/held.hpp>
 #include <redisync/latch.hpp>
 #include <redisync/lock.hpp>

@@ -71,6 +71,9 @@ class lock_acquire : public sync::acquire_op {
   std::chrono::milliseconds lease() const noexcept { return hold_ ? hold_->lease : lease_; }
   // What the hold of a grant is.
   virtual lock_kind kind() const { return lock_kind::reentrant; }
+  // Whether a release of this client may hand it the lock without an attempt of its own (an
+  // election's candidate may not: its attempt is what records its term).
+  virtual bool takes_handoffs() const { return true; }
 
  protected:
   // Waiters listen on `channel` (first: it is made from `a` before `a` is moved).

@@ -131,7 +131,9 @@ void lock_release::begin() {
 // a lock's channel is a lock acquire, plain or fair: a hand-off stays within a kind (a plain one
 // would pass a fair queue by).
 void lock_release::choose_handoff_target() {
-  auto const same_kind = [kind = kind_](lock_acquire const& head) { return head.kind() == kind; };
+  auto const same_kind = [kind = kind_](lock_acquire const& head) {
+    return head.kind() == kind && head.takes_handoffs();
+  };
   target_ = sync::take_handoff_target<lock_acquire>(*core_, channel_, same_kind);
 }
 
