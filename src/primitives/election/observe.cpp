@@ -26,7 +26,7 @@ void start_next(std::shared_ptr<sync::client_core> core, next_args a, asio::any_
 
 observe_wait::observe_wait(std::shared_ptr<sync::client_core> core, next_args a,
                            pending_handler<next_signature> handler)
-    : acquire_op{core,
+    : look_op{core,
                  {.name = log_key_of(a.election),
                   .owner = core->id(),
                   .channel = channel_of(a.election),
@@ -34,10 +34,8 @@ observe_wait::observe_wait(std::shared_ptr<sync::client_core> core, next_args a,
                   .deadline = sync::clock_type::now() + a.bound,
                   .once = a.bound.count() == 0,
                   .recheck = std::min(observe_recheck, core->cfg().wait_poll_cap)}},
-      core_{std::move(core)},
       a_{std::move(a)},
-      handler_{std::move(handler)},
-      in_progress_{core_->track()} {}
+      handler_{std::move(handler)} {}
 
 error_code observe_wait::check_arguments() const {
   if (auto ec = sync::validate_name(a_.election)) return ec;
@@ -74,11 +72,11 @@ observe_wait::outcome observe_wait::read(error_code ec, io::response& replies) {
 }
 
 void observe_wait::complete(error_code ec, bool found) {
-  in_progress_.reset();
+  answered();
   if (!found) return handler_.complete(ec ? ec : error_code{error::timeout}, leader_change{});
   *a_.seen = id_;
   // The others of this client may be behind this change too: they look.
-  if (core_->has_waiters(args().channel)) core_->queue(args().channel).wake_all();
+  if (core().has_waiters(args().channel)) core().queue(args().channel).wake_all();
   handler_.complete({}, std::move(change_));
 }
 

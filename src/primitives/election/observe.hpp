@@ -8,8 +8,7 @@
 
 #include <redisync/election.hpp>
 
-#include "sync/acquire_op.hpp"
-#include "sync/client_core.hpp"
+#include "sync/look_op.hpp"
 
 namespace redisync::detail::election_protocol {
 
@@ -24,27 +23,22 @@ struct next_args {
 void start_next(std::shared_ptr<sync::client_core> core, next_args a,
                 boost::asio::any_completion_handler<next_signature> h);
 
-class observe_wait final : public sync::acquire_op {
+class observe_wait final : public sync::look_op {
  public:
   observe_wait(std::shared_ptr<sync::client_core> core, next_args a, pending_handler<next_signature> handler);
 
  private:
   io::error_code check_arguments() const override;
-  bool prepare() override { return false; }
   script const& attempt_script() const override;
   sync::message_policy policy() const override;
   io::outgoing attempt(bool retry, bool by_digest) override;
-  void undo_late_grant(io::error_code, io::response const&, std::function<void()> then) override { then(); }
   outcome read(io::error_code ec, io::response& replies) override;
-  void undo(std::function<void()> then) override { then(); }
   void complete(io::error_code ec, bool found) override;
 
-  std::shared_ptr<sync::client_core> core_;
   next_args a_;
   std::string id_;  // of the change found
   leader_change change_;
   pending_handler<next_signature> handler_;
-  sync::work_ticket in_progress_;
 };
 
 }  // namespace redisync::detail::election_protocol

@@ -33,7 +33,7 @@ void start_wait(std::shared_ptr<sync::client_core> core, wait_args a, asio::any_
 }
 
 latch_wait::latch_wait(std::shared_ptr<sync::client_core> core, wait_args a, pending_handler<wait_signature> handler)
-    : acquire_op{core,
+    : look_op{core,
                  {.name = a.name,
                   .owner = core->id(),
                   .channel = channel_of(a.name),
@@ -41,10 +41,8 @@ latch_wait::latch_wait(std::shared_ptr<sync::client_core> core, wait_args a, pen
                   .deadline = sync::clock_type::now() + a.bound,
                   .once = a.bound.count() == 0,
                   .recheck = std::min(latch_recheck, core->cfg().wait_poll_cap)}},
-      core_{std::move(core)},
       bound_{a.bound},
-      handler_{std::move(handler)},
-      in_progress_{core_->track()} {}
+      handler_{std::move(handler)} {}
 
 error_code latch_wait::check_arguments() const {
   if (auto ec = sync::validate_name(args().name)) return ec;
@@ -68,9 +66,9 @@ latch_wait::outcome latch_wait::read(error_code ec, io::response& replies) {
 }
 
 void latch_wait::complete(error_code ec, bool open) {
-  in_progress_.reset();
+  answered();
   // Found open without a message (lost, or sent before this client listened): so are the others'.
-  if (open && core_->has_waiters(args().channel)) core_->queue(args().channel).wake_all();
+  if (open && core().has_waiters(args().channel)) core().queue(args().channel).wake_all();
   handler_.complete(open ? error_code{} : ec, open);
 }
 

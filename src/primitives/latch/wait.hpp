@@ -4,8 +4,7 @@
 // nothing held. A message '0' wakes every waiter of this client at once; without one, the first
 // waiter looks again every second, and once it finds the latch open it wakes the others.
 
-#include "sync/acquire_op.hpp"
-#include "sync/client_core.hpp"
+#include "sync/look_op.hpp"
 
 #include <boost/asio/any_completion_handler.hpp>
 
@@ -23,25 +22,20 @@ struct wait_args {
 void start_wait(std::shared_ptr<sync::client_core> core, wait_args a,
                 boost::asio::any_completion_handler<wait_signature> h);
 
-class latch_wait final : public sync::acquire_op {
+class latch_wait final : public sync::look_op {
  public:
   latch_wait(std::shared_ptr<sync::client_core> core, wait_args a, pending_handler<wait_signature> handler);
 
  private:
   io::error_code check_arguments() const override;
-  bool prepare() override { return false; }
   script const& attempt_script() const override;
   sync::message_policy policy() const override;
   io::outgoing attempt(bool retry, bool by_digest) override;
-  void undo_late_grant(io::error_code, io::response const&, std::function<void()> then) override { then(); }
   outcome read(io::error_code ec, io::response& replies) override;
-  void undo(std::function<void()> then) override { then(); }
   void complete(io::error_code ec, bool open) override;
 
-  std::shared_ptr<sync::client_core> core_;
   std::chrono::milliseconds bound_;
   pending_handler<wait_signature> handler_;
-  sync::work_ticket in_progress_;
 };
 
 }  // namespace redisync::detail::latch_protocol
