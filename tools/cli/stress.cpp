@@ -51,6 +51,7 @@ std::string_view kind_name(stress_kind k) {
     case stress_kind::permits: return "permits";
     case stress_kind::fair_permits: return "fair-permits";
     case stress_kind::multi: return "multi";
+    case stress_kind::election: return "election";
   }
   return "";
 }
@@ -65,8 +66,36 @@ redisync::lock lock_for(owner const& me, stress_options const& o) {
     case stress_kind::permits:
     case stress_kind::fair_permits:
     case stress_kind::multi: break;  // permit_worker's, multi_worker's
+    case stress_kind::election: break;  // leadership: take() campaigns
   }
   return me.lock(o.lock);
+}
+
+// The hold of one iteration: the lock, or the leadership of the election named --lock (its term
+// is the token).
+asio::awaitable<std::tuple<error_code, held>> take(client& c, redisync::lock& lock, owner const& me,
+                                                    stress_options const& o) {
+  std::tuple<error_code, held> acquired;
+  // Two statements: GCC 12 mishandles co_await inside a conditional expression.
+  if (o.kind == stress_kind::election) {
+    acquired = co_await c.election(o.lock).campaign(me.id(), asio::as_tuple(asio::use_awaitable));
+  } else if (o.lease_ms) {
+    acquired = co_await lock.acquire(std::chrono::milliseconds{*o.lease_ms}, asio::as_tuple(asio::use_awaitable));
+  } else {
+    acquired = co_await lock.acquire(asio::as_tuple(asio::use_awaitable));
+  }
+  co_return acquired;
+}
+
+// Lets go of it: a lock's release, or a resignation.
+asio::awaitable<error_code> let_go(client& c, held& h, stress_options const& o) {
+  std::tuple<error_code> released;
+  if (o.kind == stress_kind::election) {
+    released = co_await c.election(o.lock).resign(h, asio::as_tuple(asio::use_awaitable));
+  } else {
+    released = co_await h.release(asio::as_tuple(asio::use_awaitable));
+  }
+  co_return std::get<0>(released);
 }
 
 asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, history_log& log,
@@ -78,13 +107,7 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
   for (int i = 0; i < o.iterations; ++i) {
     // The first attempt goes out now: a fair lock serves waiters in this order.
     log.write("wait", me.id(), 0);
-    // Two statements: GCC 12 mishandles co_await inside a conditional expression.
-    std::tuple<error_code, held> acquired;
-    if (o.lease_ms) {
-      acquired = co_await lock.acquire(std::chrono::milliseconds{*o.lease_ms}, asio::as_tuple(asio::use_awaitable));
-    } else {
-      acquired = co_await lock.acquire(asio::as_tuple(asio::use_awaitable));
-    }
+    auto acquired = co_await take(c, lock, me, o);
     auto& [ec, h] = acquired;
     if (ec) {
       if (co_await acquire_failed(o, t, log, report, me.id(), ec)) --i;
@@ -174,7 +197,7 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
     }
     // The worker's use of the hold ends here, or at its deadline if that came first.
     log.write("releasing", me.id(), h.token(), {{"valid_until_ns", monotonic_ns(h.valid_until())}});
-    auto [rec] = co_await h.release(asio::as_tuple(asio::use_awaitable));
+    auto const rec = co_await let_go(c, h, o);
     if (rec && rec != error::lease_lost) {
       // The client retries the release until it goes through or the lease ends: wait for that.
       ++t.errors;
@@ -281,8 +304,9 @@ int stress_main(std::vector<std::string> const& args) {
       ("lock", po::value(&o.lock)->required(), "lock name (a multi-lock's names: a,b,c)")
       ("kind", po::value<std::string>()->default_value("lock"),
        "lock (reentrant), fair, read or write (the two sides of a read-write lock), semaphore (Redisson's), "
-       "permits (leased), fair-permits or multi (a multi-lock of the --lock names, each with its own "
-       "counter <name>:counter)")
+       "permits (leased), fair-permits, multi (a multi-lock of the --lock names, each with its own "
+       "counter <name>:counter) or election (each iteration campaigns, leads with its term as the token, "
+       "and resigns)")
       ("permits", po::value(&o.permits)->default_value(0), "a semaphore's permits (set if it has none)")
       ("workers", po::value(&o.workers)->default_value(1), "workers (one owner each)")
       ("iterations", po::value(&o.iterations)->default_value(100), "critical sections per worker")
@@ -309,11 +333,12 @@ int stress_main(std::vector<std::string> const& args) {
   }
   auto const kind = vm["kind"].as<std::string>();
   auto const kinds = {stress_kind::lock,      stress_kind::fair,    stress_kind::read,         stress_kind::write,
-                       stress_kind::semaphore, stress_kind::permits, stress_kind::fair_permits, stress_kind::multi};
+                       stress_kind::semaphore, stress_kind::permits, stress_kind::fair_permits, stress_kind::multi,
+                       stress_kind::election};
   auto const named = std::find_if(kinds.begin(), kinds.end(), [&](stress_kind k) { return kind_name(k) == kind; });
   if (named == kinds.end()) {
-    throw usage_error{"--kind must be lock, fair, read, write, semaphore, permits, fair-permits or multi, not '" + kind +
-                      "'"};
+    throw usage_error{"--kind must be lock, fair, read, write, semaphore, permits, fair-permits, multi or election, not '" +
+                      kind + "'"};
   }
   o.kind = *named;
   bool const semaphore =
@@ -323,6 +348,9 @@ int stress_main(std::vector<std::string> const& args) {
     if (vm.count("fence-key")) throw usage_error{"a semaphore's holders write side by side: no --fence-key"};
   } else if (!vm["permits"].defaulted()) {
     throw usage_error{"--permits is for --kind semaphore, permits or fair-permits"};
+  }
+  if (o.kind == stress_kind::election && o.lease_ms) {
+    throw usage_error{"leadership is held with the watchdog's lease: --watchdog-ms, not --lease-ms"};
   }
   if (o.kind == stress_kind::semaphore && o.lease_ms) throw usage_error{"a Redisson semaphore's permits have no lease: no --lease-ms"};
   if (vm.count("fence-key") && o.kind == stress_kind::read) throw usage_error{"a reader writes nothing: no --fence-key"};

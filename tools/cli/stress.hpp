@@ -22,7 +22,7 @@
 
 namespace redisync::cli {
 
-enum class stress_kind { lock, fair, read, write, semaphore, permits, fair_permits, multi };
+enum class stress_kind { lock, fair, read, write, semaphore, permits, fair_permits, multi, election };
 
 struct stress_options {
   std::string url;
