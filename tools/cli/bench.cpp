@@ -6,7 +6,8 @@
 // W6, read-mostly under the read-write lock with the reentrant lock as its baseline, in one process
 // and across W6_P processes (bench_rw.cpp; `bench W6C` is such a process),
 // L1, a latch's wake-up across processes (bench_latch.cpp; `bench L1C` is such a process), M1, a
-// multi-lock of 4 names against 4 acquires in a row (bench_multi.cpp),
+// multi-lock of 4 names against 4 acquires in a row (bench_multi.cpp), E1, leader election's
+// hand-over on resign and on a killed leader (bench_election.cpp),
 // and the scale workloads S1 [--cold], S2, S3 (bench_scale.cpp), S4 (bench_fair.cpp), S5 (bench_rw_scale.cpp).
 
 #include "cli/bench.hpp"
@@ -284,6 +285,8 @@ asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::s
     result = co_await w6c(b);
   } else if (workload == "L1") {
     result = co_await l1(b);
+  } else if (workload == "E1") {
+    result = co_await e1(b);
   } else if (workload == "M1") {
     result = co_await m1(b);
   } else if (workload == "L1C") {
@@ -322,7 +325,7 @@ int bench_main(std::vector<std::string> const& args) {
   po::options_description options{"bench options"};
   options.add_options()
       ("redis", po::value(&url), "Redis URL")
-      ("workload", po::value(&workload), "W1, W2, W3, W4, W5C, W6, W6C, L1, L1C, M1, S1, S2, S3, S4 or S5")
+      ("workload", po::value(&workload), "W1, W2, W3, W4, W5C, W6, W6C, L1, L1C, M1, E1, S1, S2, S3, S4 or S5")
       ("port", po::value(&port), "port of a Redis on 127.0.0.1 (first positional argument)")
       ("watchdog", "no fixed lease: LEASE_MS is the watchdog lease, renewed every third of it")
       ("cold", "S1 on a cold script cache (SCRIPT FLUSH first)")
@@ -340,11 +343,11 @@ int bench_main(std::vector<std::string> const& args) {
   }
   if (url.empty() && !port.empty()) url = "redis://127.0.0.1:" + port;
   if (url.empty() || workload.empty()) throw usage_error{"give --redis URL --workload W (or PORT WORKLOAD)"};
-  static constexpr std::array<std::string_view, 15> workloads{"W1", "W2", "W3", "W4", "W5C", "W6", "W6C", "L1",
-                                                               "L1C", "M1", "S1", "S2", "S3", "S4", "S5"};
+  static constexpr std::array<std::string_view, 16> workloads{"W1", "W2", "W3", "W4", "W5C", "W6", "W6C", "L1",
+                                                               "L1C", "M1", "E1", "S1", "S2", "S3", "S4", "S5"};
   if (std::find(workloads.begin(), workloads.end(), workload) == workloads.end()) {
     throw usage_error{
-        fmt::format("unknown workload '{}' (W1, W2, W3, W4, W5C, W6, W6C, L1, L1C, M1, S1, S2, S3, S4, S5)", workload)};
+        fmt::format("unknown workload '{}' (W1, W2, W3, W4, W5C, W6, W6C, L1, L1C, M1, E1, S1, S2, S3, S4, S5)", workload)};
   }
   auto const kind = vm["kind"].as<std::string>();
   if (kind != "lock" && kind != "fair" && kind != "semaphore" && kind != "permits") {

@@ -176,6 +176,8 @@ asio::awaitable<json::object> l1c(bench_context& b);
 asio::awaitable<json::object> s1(bench_context& b, bool cold, bool permits);
 asio::awaitable<json::object> s2(bench_context& b);
 asio::awaitable<json::object> s3(bench_context& b);
+// E1: leader election's hand-over on resign and on a leader killed (bench_election.cpp).
+asio::awaitable<json::object> e1(bench_context& b);
 // M1: a multi-lock of 4 names against 4 acquires one after the other (bench_multi.cpp).
 asio::awaitable<json::object> m1(bench_context& b);
 // S4, fair waiters at scale (bench_fair.cpp).
