@@ -179,6 +179,32 @@ BOOST_AUTO_TEST_CASE(inspect_reads_a_latch_and_names_a_key_that_is_none) {
   BOOST_TEST(std::string{foreign.at("error").as_string()} == "the key holds a hash that is no count");
 }
 
+// inspect --election reads who leads and the last changes of the log that stress --kind election
+// wrote: nobody leads once the last leader resigned.
+BOOST_AUTO_TEST_CASE(inspect_reads_an_elections_leader_and_last_changes) {
+  redis_server redis;
+  redisync::test::temp_dir dir;
+  redisync::test::child stress{REDISYNC_TOOL_PATH,
+                               {"stress", "--redis", redis.url(), "--kind", "election", "--lock", "tool-el",
+                                "--iterations", "3"},
+                               dir.path / "stress.out"};
+  BOOST_TEST_REQUIRE(stress.wait(30s));
+  BOOST_TEST(stress.exit_code() == 0);
+  redisync::test::child c{REDISYNC_TOOL_PATH, {"inspect", "--redis", redis.url(), "tool-el", "--election", "--json"},
+                          dir.path / "inspect.out"};
+  BOOST_TEST_REQUIRE(c.wait(10s));
+  BOOST_TEST(c.exit_code() == 0);
+  auto const lines = c.lines();
+  BOOST_TEST_REQUIRE(lines.size() == 1u);
+  auto const& out = lines.front();
+  BOOST_TEST(!out.contains("leader"));
+  BOOST_TEST(out.at("changes_logged").as_int64() == 6);
+  auto const& last = out.at("last_changes").as_array();
+  BOOST_TEST_REQUIRE(last.size() == 5u);
+  BOOST_TEST(std::string{last[0].at("event").as_string()} == "resigned");
+  BOOST_TEST(std::string{last[1].at("event").as_string()} == "elected");
+}
+
 BOOST_AUTO_TEST_CASE(a_database_the_server_refuses_ends_the_demo_with_the_cause) {
   redis_server redis;
   expect_one_line(run_tool({"demo", "--redis", redis.url() + "/99"}), 1, "demo", "handshake");

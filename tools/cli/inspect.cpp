@@ -52,12 +52,20 @@ asio::awaitable<json::array> queue_by_client(client& c, std::string const& name,
   co_return queue;
 }
 
-asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string name, bool as_json, bool latch) {
+// What NAME is, when its keys cannot say: a latch's string looks like a Redisson semaphore's, and
+// an election's keys are its own.
+enum class read_as { found, latch, election };
+
+asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string name, bool as_json, read_as what) {
   client c{ctx.get_executor(), config_from_url(url)};
   c.start();
   co_await connect(c);
-  if (latch) {
-    co_await inspect_latch(c, name, as_json);
+  if (what != read_as::found) {
+    if (what == read_as::latch) {
+      co_await inspect_latch(c, name, as_json);
+    } else {
+      co_await inspect_election(c, name, as_json);
+    }
     c.stop();
     co_return 0;
   }
@@ -235,20 +243,24 @@ int inspect_main(std::vector<std::string> const& args) {
   po::options_description options{"inspect options"};
   options.add_options()
       ("redis", po::value(&url)->required(), "Redis URL")
-      ("name", po::value(&name)->required(), "lock, semaphore or latch name (also the first positional argument)")
+      ("name", po::value(&name)->required(),
+       "lock, semaphore, latch or election name (also the first positional argument)")
       ("latch", "read NAME as a count-down latch (its string is the count; otherwise a string is a Redisson semaphore)")
+      ("election", "read NAME as a leader election: its leader, candidates, observers and last changes")
       ("json", "print one JSON object");
   po::positional_options_description positional;
   positional.add("name", 1);
   po::variables_map vm;
   int code = 0;
-  if (!parse("inspect", "Holders with hold counts, TTL, fencing token, subscribers, the fair queue of a lock, and a read-write lock's mode, readers, writer and waiting writers; a semaphore's permits, holders with their leases and tokens, and listeners; a latch's count and listeners.",
+  if (!parse("inspect", "Holders with hold counts, TTL, fencing token, subscribers, the fair queue of a lock, and a read-write lock's mode, readers, writer and waiting writers; a semaphore's permits, holders with their leases and tokens, and listeners; a latch's count and listeners; an election's leader, candidates, observers and last changes.",
              options, positional, args, vm, code)) {
     return code;
   }
   in_range("the lock name's length in bytes", static_cast<std::int64_t>(name.size()), 1, 64 * 1024);
   asio::io_context ctx{1};
-  return run(ctx, inspect(ctx, url, name, vm.count("json") > 0, vm.count("latch") > 0));
+  if (vm.count("latch") && vm.count("election")) throw usage_error{"--latch and --election exclude each other"};
+  auto const what = vm.count("latch") ? read_as::latch : vm.count("election") ? read_as::election : read_as::found;
+  return run(ctx, inspect(ctx, url, name, vm.count("json") > 0, what));
 }
 
 }  // namespace redisync::cli

@@ -1,7 +1,7 @@
 #pragma once
 
-// redisync inspect's parts: locks (inspect.cpp), semaphores (inspect_permits.cpp) and latches
-// (inspect_latch.cpp).
+// redisync inspect's parts: locks (inspect.cpp), semaphores (inspect_permits.cpp), latches
+// (inspect_latch.cpp) and elections (inspect_election.cpp).
 
 #include "cli/common.hpp"
 
@@ -24,5 +24,8 @@ boost::asio::awaitable<bool> inspect_semaphore(client& c, std::string const& nam
 // Prints the count-down latch `name`: its count (a missing key is an open latch) and who listens.
 // Its key is a string like a Redisson semaphore's, so only the caller can say which it is.
 boost::asio::awaitable<void> inspect_latch(client& c, std::string const& name, bool as_json);
+
+// Prints the election `name`: its leader, candidates, observers and last changes.
+boost::asio::awaitable<void> inspect_election(client& c, std::string const& name, bool as_json);
 
 }  // namespace redisync::cli
