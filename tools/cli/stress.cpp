@@ -52,6 +52,7 @@ std::string_view kind_name(stress_kind k) {
     case stress_kind::fair_permits: return "fair-permits";
     case stress_kind::multi: return "multi";
     case stress_kind::election: return "election";
+    case stress_kind::latch: return "latch";
   }
   return "";
 }
@@ -67,6 +68,7 @@ redisync::lock lock_for(owner const& me, stress_options const& o) {
     case stress_kind::fair_permits:
     case stress_kind::multi: break;  // permit_worker's, multi_worker's
     case stress_kind::election: break;  // leadership: take() campaigns
+    case stress_kind::latch: break;     // latch_worker's
   }
   return me.lock(o.lock);
 }
@@ -253,6 +255,7 @@ asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
   for (int w = 0; w < o.workers; ++w) {
     auto work = permits                         ? permit_worker(c, o, t, log, report)
                 : o.kind == stress_kind::multi ? multi_worker(c, o, t, log, report)
+                : o.kind == stress_kind::latch ? latch_worker(c, o, t, log, report)
                                                : worker(c, o, t, log, report);
     asio::co_spawn(ctx, std::move(work), [&](std::exception_ptr e) {
       if (e) {
@@ -305,9 +308,11 @@ int stress_main(std::vector<std::string> const& args) {
       ("kind", po::value<std::string>()->default_value("lock"),
        "lock (reentrant), fair, read or write (the two sides of a read-write lock), semaphore (Redisson's), "
        "permits (leased), fair-permits, multi (a multi-lock of the --lock names, each with its own "
-       "counter <name>:counter) or election (each iteration campaigns, leads with its term as the token, "
-       "and resigns)")
-      ("permits", po::value(&o.permits)->default_value(0), "a semaphore's permits (set if it has none)")
+       "counter <name>:counter), election (each iteration campaigns, leads with its term as the token, "
+       "and resigns) or latch (a barrier: each iteration counts the latch <lock>:<i> of --permits down once "
+       "and waits until it opens)")
+      ("permits", po::value(&o.permits)->default_value(0),
+       "a semaphore's permits (set if it has none); a latch's count")
       ("workers", po::value(&o.workers)->default_value(1), "workers (one owner each)")
       ("iterations", po::value(&o.iterations)->default_value(100), "critical sections per worker")
       ("hold-ms", po::value(&o.hold_ms)->default_value(0), "time between the read and the write")
@@ -334,20 +339,24 @@ int stress_main(std::vector<std::string> const& args) {
   auto const kind = vm["kind"].as<std::string>();
   auto const kinds = {stress_kind::lock,      stress_kind::fair,    stress_kind::read,         stress_kind::write,
                        stress_kind::semaphore, stress_kind::permits, stress_kind::fair_permits, stress_kind::multi,
-                       stress_kind::election};
+                       stress_kind::election,  stress_kind::latch};
   auto const named = std::find_if(kinds.begin(), kinds.end(), [&](stress_kind k) { return kind_name(k) == kind; });
   if (named == kinds.end()) {
-    throw usage_error{"--kind must be lock, fair, read, write, semaphore, permits, fair-permits, multi or election, not '" +
-                      kind + "'"};
+    throw usage_error{
+        "--kind must be lock, fair, read, write, semaphore, permits, fair-permits, multi, election or latch, not '" +
+        kind + "'"};
   }
   o.kind = *named;
   bool const semaphore =
       o.kind == stress_kind::semaphore || o.kind == stress_kind::permits || o.kind == stress_kind::fair_permits;
-  if (semaphore) {
+  if (o.kind == stress_kind::latch) {
+    in_range("--permits (the latch's count)", o.permits, 1, 1'000'000);
+    if (vm.count("fence-key") || o.lease_ms) throw usage_error{"a latch has no holds: no --fence-key or --lease-ms"};
+  } else if (semaphore) {
     in_range("--permits", o.permits, 1, 1'000'000);
     if (vm.count("fence-key")) throw usage_error{"a semaphore's holders write side by side: no --fence-key"};
   } else if (!vm["permits"].defaulted()) {
-    throw usage_error{"--permits is for --kind semaphore, permits or fair-permits"};
+    throw usage_error{"--permits is for --kind semaphore, permits, fair-permits or latch"};
   }
   if (o.kind == stress_kind::election && o.lease_ms) {
     throw usage_error{"leadership is held with the watchdog's lease: --watchdog-ms, not --lease-ms"};

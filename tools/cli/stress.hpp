@@ -2,7 +2,7 @@
 
 // What the workers of `redisync stress` share: options, tallies, the history file and the error
 // report. The lock workers are stress.cpp's; a semaphore's, stress_permits.cpp's; a multi-lock's,
-// stress_multi.cpp's.
+// stress_multi.cpp's; a latch's, stress_latch.cpp's.
 
 #include "cli/common.hpp"
 
@@ -22,7 +22,7 @@
 
 namespace redisync::cli {
 
-enum class stress_kind { lock, fair, read, write, semaphore, permits, fair_permits, multi, election };
+enum class stress_kind { lock, fair, read, write, semaphore, permits, fair_permits, multi, election, latch };
 
 struct stress_options {
   std::string url;
@@ -105,6 +105,10 @@ boost::asio::awaitable<void> permit_worker(client& c, stress_options const& o, t
 // A worker of a multi-lock (stress_multi.cpp): each iteration takes every name of `--lock a,b,c`
 // at once and counts each name's own counter up.
 boost::asio::awaitable<void> multi_worker(client& c, stress_options const& o, totals& t, history_log& log,
+                                          error_report& report);
+// A worker of a latch used as a barrier across processes (stress_latch.cpp): each iteration counts
+// down the latch `<lock>:<i>` (set to --permits if unset) and waits until it opens.
+boost::asio::awaitable<void> latch_worker(client& c, stress_options const& o, totals& t, history_log& log,
                                           error_report& report);
 // The names of a multi-lock's `--lock`, split at commas.
 std::vector<std::string> multi_names(std::string const& list);
