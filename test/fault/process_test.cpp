@@ -195,6 +195,9 @@ BOOST_AUTO_TEST_CASE(the_demo_runs_every_section_on_its_own_server_and_every_che
   std::string text{std::istreambuf_iterator<char>{in}, {}};
   BOOST_TEST(text.find("a fair lock serves in queue order") != std::string::npos, text);
   BOOST_TEST(text.find("a killed holder's permit comes back") != std::string::npos, text);
+  BOOST_TEST(text.find("a latch releases every process at once") != std::string::npos, text);
+  BOOST_TEST(text.find("opposite-order multi-locks never deadlock") != std::string::npos, text);
+  BOOST_TEST(text.find("a killed leader is replaced within its lease") != std::string::npos, text);
   BOOST_TEST(text.find("every safety check held") != std::string::npos, text);
 }
 

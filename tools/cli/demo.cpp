@@ -8,11 +8,14 @@
 //   6. a read-write lock: reader processes share it, a writer process excludes them, and a writer
 //      is not starved by readers that hold in overlapping turns;
 //   7. leased permits: 3 permits, 6 processes, one killed while holding, its permit back within its
-//      lease, never more than 3 holders (demo_permits.cpp).
+//      lease, never more than 3 holders (demo_permits.cpp);
+//   8-10. a latch releasing 4 processes at once, multi-locks in opposite orders without deadlock,
+//      a leader election whose killed leader is replaced within its lease (demo_coordination.cpp).
 // Exits 0 only if every check held.
 
 #include "cli/common.hpp"
 #include "cli/demo_children.hpp"
+#include "cli/demo_coordination.hpp"
 #include "cli/demo_permits.hpp"
 #include "cli/demo_report.hpp"
 #include "cli/demo_topology.hpp"
@@ -68,6 +71,7 @@ class demo_run {
     co_await fair_queue();
     co_await read_write();
     co_await leased_permits_section(client_, report_, url_, prefix_);
+    co_await coordination_sections(client_, report_, url_, prefix_);
     client_.stop();
     co_return report_.summary();
   }

@@ -80,7 +80,9 @@ asio::awaitable<std::tuple<error_code, held>> take(client& c, redisync::lock& lo
   std::tuple<error_code, held> acquired;
   // Two statements: GCC 12 mishandles co_await inside a conditional expression.
   if (o.kind == stress_kind::election) {
-    acquired = co_await c.election(o.lock).campaign(me.id(), asio::as_tuple(asio::use_awaitable));
+    // The value says which process leads: `<pid>/<owner>`.
+    auto value = fmt::format("{}/{}", ::getpid(), me.id());
+    acquired = co_await c.election(o.lock).campaign(std::move(value), asio::as_tuple(asio::use_awaitable));
   } else if (o.lease_ms) {
     acquired = co_await lock.acquire(std::chrono::milliseconds{*o.lease_ms}, asio::as_tuple(asio::use_awaitable));
   } else {
