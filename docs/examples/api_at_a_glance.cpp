@@ -22,6 +22,7 @@ asio::awaitable<void> tour(asio::any_io_executor ex) {
   redisync::semaphore jobs = me.semaphore("jobs");         // Redisson's RSemaphore, shared with Redisson
   redisync::latch ready = c.latch("shards-loaded");        // Redisson's RCountDownLatch: try_set_count, count_down
   redisync::multi_lock both = me.locks({lock, fifo});      // several locks as one hold: all or none, no deadlock
+  redisync::election boss = c.election("scheduler");       // campaign(value) -> held with the term as token
   redisync::held h = co_await lock.acquire(use_awaitable); // waits; the watchdog renews the lease
   redisync::held fixed = co_await lock.acquire(30s, use_awaitable);            // re-enters; fixed lease
   std::optional<redisync::held> maybe = co_await lock.try_acquire(2s, use_awaitable);  // empty if not in 2 s

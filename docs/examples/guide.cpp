@@ -121,6 +121,16 @@ asio::awaitable<void> multi_lock(redisync::owner const& me) {
   std::optional<redisync::multi_held> maybe = co_await three.try_acquire(2s, use_awaitable);
 }
 
+asio::awaitable<void> leader_election(redisync::client& redis) {
+  redisync::election jobs = redis.election("scheduler");
+  redisync::held leading = co_await jobs.campaign("node-7", use_awaitable);  // waits to lead
+  std::uint64_t term = leading.token();                      // only grows: fence writes with it
+  std::optional<redisync::leader_info> now = co_await jobs.leader(use_awaitable);  // term and value
+  co_await jobs.resign(leading, use_awaitable);               // the next candidate leads at once
+  redisync::election_observer watch = jobs.observe();
+  redisync::leader_change change = co_await watch.next(30s, use_awaitable);  // every change, in order
+}
+
 asio::awaitable<void> read_write(redisync::owner const& me) {
   redisync::read_write_lock prices = me.read_write_lock("prices");  // a handle: no I/O
   redisync::lock reading = prices.read();                          // shared with other readers
