@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(numbers_out_of_range_and_unwritable_files_are_refused_at_st
                   2, "stress", "/no/such/dir/h");
   expect_one_line(run_tool({"stress", "--redis", redis.url(), "--lock", ""}), 2, "stress", "lock name");
   expect_one_line(run_tool({"stress", "--redis", redis.url(), "--lock", "l", "--kind", "fancy"}), 2, "stress",
-                  "--kind must be lock, fair, read, write, semaphore, permits or fair-permits");
+                  "--kind must be lock, fair, read, write, semaphore, permits, fair-permits, multi, election or latch");
   expect_one_line(run_tool({"bench", "--redis", redis.url(), "--workload", "W9"}), 2, "bench", "W9");
   ::setenv("LEASE_MS", "abc", 1);
   auto const bad_env = run_tool({"bench", "--redis", redis.url(), "--workload", "W1"});

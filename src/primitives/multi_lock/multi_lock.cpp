@@ -77,17 +77,16 @@ std::vector<proto::member> in_global_order(detail::sync::client_core& core, std:
   return ordered;
 }
 
-asio::awaitable<error_code> release_all(std::vector<std::optional<held>>& got, std::size_t from = 0) {
-  error_code first;
+// Releases the members taken from `from` on. A release the server refused goes on in the
+// background until it goes through or the lease ends (held::release): nothing is left held.
+asio::awaitable<void> release_all(std::vector<std::optional<held>>& got, std::size_t from = 0) {
   for (auto i = got.size(); i-- > from;) {
     if (!got[i]) continue;
     // Not cancellable: a release is bounded by the lease.
-    auto [ec] = co_await got[i]->release(
+    co_await got[i]->release(
         asio::as_tuple(asio::bind_cancellation_slot(asio::cancellation_slot{}, asio::use_awaitable)));
-    if (ec && !first) first = ec;
     got[i].reset();
   }
-  co_return first;
 }
 
 // Waits for the busy member `m` with its own acquire, within the deadline; an empty optional
@@ -146,6 +145,11 @@ asio::awaitable<std::tuple<error_code, std::vector<held>>> acquire_all(
       group_at.push_back(i);
     }
     auto taken = co_await proto::take(core, group, lease, give_up);
+    if (taken.ec && cancel->cancelled()) co_return co_await fail(asio::error::operation_aborted);
+    // A call given up at the deadline (its outcome unknown, or its grant too late) was undone.
+    if (taken.ec && give_up() && (taken.ec == error::ambiguous || taken.ec == error::timeout)) {
+      co_return co_await fail({});
+    }
     if (taken.ec) co_return co_await fail(taken.ec);
     if (!taken.busy) {
       for (std::size_t k = 0; k < group_at.size(); ++k) got[group_at[k]] = std::move(taken.guards[k]);
