@@ -4,6 +4,7 @@
 // hands over on resign and is observed from another client over sharded pub/sub.
 
 #include "process/redis_cluster.hpp"
+#include "support/cluster_names.hpp"
 #include "support/lock_fixture.hpp"
 
 #include <redisync/redisync.hpp>
@@ -16,18 +17,11 @@
 
 namespace asio = boost::asio;
 using namespace redisync::test::lock_names;
-using redisync::process::key_slot;
 using redisync::process::redis_cluster;
 
 namespace {
 
-// A name whose slot the master `master_index` serves now.
-std::string name_on(redis_cluster& cluster, std::size_t master_index, std::string const& prefix) {
-  for (int i = 0;; ++i) {
-    auto name = prefix + std::to_string(i);
-    if (cluster.master_of_slot(key_slot(name)) == master_index) return name;
-  }
-}
+using redisync::test::name_on;
 
 struct multi_done {
   explicit multi_done(asio::any_io_executor ex) : done{std::move(ex)} {}

@@ -4,6 +4,7 @@
 
 #include "process/redis_cluster.hpp"
 #include "support/fault_scenario.hpp"
+#include "support/cluster_names.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/processes.hpp"
 
@@ -41,13 +42,7 @@ void run_on_cluster(redisync::test::client_body body, std::chrono::seconds limit
   run_client(cfg, std::move(body), limit);
 }
 
-// A name whose slot the master `master_index` serves now.
-std::string name_on(redis_cluster& cluster, std::size_t master_index, std::string const& prefix) {
-  for (int i = 0;; ++i) {
-    auto name = prefix + std::to_string(i);
-    if (cluster.master_of_slot(key_slot(name)) == master_index) return name;
-  }
-}
+using redisync::test::name_on;
 
 using redisync::test::all_lock_kinds;
 

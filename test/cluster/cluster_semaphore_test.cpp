@@ -4,6 +4,7 @@
 // a latch whose name has braces (Redisson's channel for such a name is in another slot).
 
 #include "process/redis_cluster.hpp"
+#include "support/cluster_names.hpp"
 #include "support/lock_fixture.hpp"
 
 #include <redisync/redisync.hpp>
@@ -17,18 +18,11 @@
 
 namespace asio = boost::asio;
 using namespace redisync::test::lock_names;
-using redisync::process::key_slot;
 using redisync::process::redis_cluster;
 
 namespace {
 
-// A name whose slot the master `master_index` serves now.
-std::string name_on(redis_cluster& cluster, std::size_t master_index, std::string const& prefix) {
-  for (int i = 0;; ++i) {
-    auto name = prefix + std::to_string(i);
-    if (cluster.master_of_slot(key_slot(name)) == master_index) return name;
-  }
-}
+using redisync::test::name_on;
 
 struct woken {
   explicit woken(asio::any_io_executor ex) : done{std::move(ex)} {}
