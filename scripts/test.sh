@@ -32,7 +32,9 @@ run_ctest() {
   fi
   rm -f "$log"
 }
-cmake --preset debug >/dev/null
+soak=OFF
+if [[ "${CTEST_ARGS:-}" == *soak* ]]; then soak=ON; fi
+cmake --preset debug -DREDISYNC_SOAK_TESTS=$soak >/dev/null
 cmake --build --preset debug -j "$jobs"
 # Soak tests carry the label "soak" and only run when asked for (CTEST_ARGS='-L soak'); their
 # report is shown afterwards.

@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 using namespace std::chrono_literals;
 using redisync::process::redis_server;
@@ -203,6 +204,31 @@ BOOST_AUTO_TEST_CASE(inspect_reads_an_elections_leader_and_last_changes) {
   BOOST_TEST_REQUIRE(last.size() == 5u);
   BOOST_TEST(std::string{last[0].at("event").as_string()} == "resigned");
   BOOST_TEST(std::string{last[1].at("event").as_string()} == "elected");
+}
+
+// --version names the version; the help lists every command and ends with a newline; JSON
+// summaries write seconds in plain decimals.
+BOOST_AUTO_TEST_CASE(version_help_and_json_numbers_read_as_a_user_expects) {
+  redisync::test::temp_dir dir;
+  auto const output_of = [&](std::vector<std::string> const& args, std::string const& file) {
+    redisync::test::child c{REDISYNC_TOOL_PATH, args, dir.path / file};
+    BOOST_TEST_REQUIRE(c.wait(10s));
+    BOOST_TEST(c.exit_code() == 0);
+    std::ifstream in{dir.path / file};
+    return std::string{std::istreambuf_iterator<char>{in}, {}};
+  };
+  BOOST_TEST(output_of({"--version"}, "version.out").starts_with("redisync "));
+  auto const help = output_of({"--help"}, "help.out");
+  for (auto const* command : {"demo", "stress", "inspect", "bench", "W1-W6", "E1"}) {
+    BOOST_TEST(help.find(command) != std::string::npos, command);
+  }
+  BOOST_TEST(help.ends_with("\n"));
+  redis_server redis;
+  auto const summary = output_of({"stress", "--redis", redis.url(), "--lock", "plain", "--iterations", "3"}, "s.out");
+  auto const at = summary.find("\"elapsed_s\":");
+  BOOST_TEST_REQUIRE(at != std::string::npos);
+  auto const number = summary.substr(at + 12, summary.find_first_of(",}", at) - at - 12);
+  BOOST_TEST(number.find_first_of("eE") == std::string::npos, number);
 }
 
 BOOST_AUTO_TEST_CASE(a_database_the_server_refuses_ends_the_demo_with_the_cause) {

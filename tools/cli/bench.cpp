@@ -10,6 +10,7 @@
 // hand-over on resign and on a killed leader (bench_election.cpp),
 // and the scale workloads S1 [--cold], S2, S3 (bench_scale.cpp), S4 (bench_fair.cpp), S5 (bench_rw_scale.cpp).
 
+#include "cli/json_text.hpp"
 #include "cli/bench.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -310,7 +311,7 @@ asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::s
   result["reply_spin_misses"] = io.reply_spin_misses;
   for (auto& [k, v] : result) out[k] = v;
   out["ok"] = !out.contains("safety_ok") || out["safety_ok"].as_bool();
-  std::cout << json::serialize(out) << std::endl;
+  std::cout << json_text(out) << std::endl;
   if (capped) std::quick_exit(0);  // waiters abandoned at the cap are not waited for
   c.stop();
   admin.stop();

@@ -1,6 +1,7 @@
 // redisync inspect: what Redis knows about one lock (reentrant, fair, or read-write), or semaphore
 // (inspect_permits.cpp).
 
+#include "cli/json_text.hpp"
 #include "cli/inspect.hpp"
 #include "primitives/fair_lock/protocol.hpp"
 #include "primitives/lock/protocol.hpp"
@@ -176,7 +177,7 @@ asio::awaitable<int> inspect(asio::io_context& ctx, std::string url, std::string
                                        {"waiting_writers", waiting_writers},
                                        {"subscribers", rw_subscribers}};
     }
-    std::cout << json::serialize(out) << std::endl;
+    std::cout << json_text(out) << std::endl;
     co_return 0;
   }
   fmt::print("lock          {}\n", name);

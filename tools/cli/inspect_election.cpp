@@ -2,6 +2,7 @@
 // observers listening (subscribers of the lock's and the election's channels), and the last
 // changes in the election's log, newest first.
 
+#include "cli/json_text.hpp"
 #include "cli/inspect.hpp"
 
 #include "primitives/election/campaign.hpp"
@@ -61,7 +62,7 @@ asio::awaitable<void> inspect_election(client& c, std::string const& name, bool 
     if (leader) {
       out["leader"] = json::object{{"term", leader->term}, {"value", leader->value}, {"lease_left_ms", r[0].integer()}};
     }
-    std::cout << json::serialize(out) << std::endl;
+    std::cout << json_text(out) << std::endl;
     co_return;
   }
   fmt::print("election      {}\n", name);

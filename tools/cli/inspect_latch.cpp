@@ -1,6 +1,7 @@
 // redisync inspect --latch: a count-down latch's count (Redisson's layout: a string; no key is an
 // open latch) and the clients listening on its channel.
 
+#include "cli/json_text.hpp"
 #include "cli/inspect.hpp"
 
 #include "primitives/latch/wait.hpp"
@@ -36,7 +37,7 @@ asio::awaitable<void> inspect_latch(client& c, std::string const& name, bool as_
     } else {
       out["error"] = fmt::format("the key holds a {} that is no count", type);
     }
-    std::cout << json::serialize(out) << std::endl;
+    std::cout << json_text(out) << std::endl;
     co_return;
   }
   fmt::print("latch         {} (Redisson's RCountDownLatch layout)\n", name);

@@ -2,6 +2,7 @@
 // leased permits (a hash with 'permits'): the permits in all and free, each holder with its
 // permits, fencing token and lease left by the server's clock, and who listens.
 
+#include "cli/json_text.hpp"
 #include "cli/inspect.hpp"
 
 #include "primitives/permits/protocol.hpp"
@@ -37,7 +38,7 @@ asio::awaitable<void> redisson_semaphore(client& c, std::string const& name, boo
   auto const free = number_in(r[0]);
   auto const subscribers = subscribers_in(r[1]);
   if (as_json) {
-    std::cout << json::serialize(json::object{{"name", name},
+    std::cout << json_text(json::object{{"name", name},
                                               {"node", c.node_of(name)},
                                               {"type", "semaphore"},
                                               {"permits_free", free},
@@ -99,7 +100,7 @@ asio::awaitable<void> leased_permits(client& c, std::string const& name, bool as
   }
   auto const subscribers = subscribers_in(r[4]);
   if (as_json) {
-    std::cout << json::serialize(json::object{{"name", name},
+    std::cout << json_text(json::object{{"name", name},
                                               {"node", c.node_of(name)},
                                               {"type", "permits"},
                                               {"permits", total},

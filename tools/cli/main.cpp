@@ -19,12 +19,15 @@ namespace {
 
 constexpr std::string_view usage =
     "usage: redisync <command> [options]   (redisync <command> --help for details)\n"
+    "       redisync --version\n"
     "\n"
     "commands:\n"
-    "  demo      a live demonstration of the locks; starts its own redis-server without --redis\n"
-    "  stress    workers in this process hammer one lock and a counter; prints a JSON summary\n"
-    "  inspect   holders, hold counts, TTL, fencing token and waiters of a lock\n"
-    "  bench     the workloads of WORKLOADS.md (W1-W4), one JSON line\n";
+    "  demo      a live demonstration of every primitive; starts its own redis-server without --redis\n"
+    "  stress    workers in this process hammer a lock, semaphore, multi-lock, election or latch and a\n"
+    "            counter; prints a JSON summary (--history: every event)\n"
+    "  inspect   what Redis holds for a name: holders, counts, TTL, token, waiters; permits; a latch's\n"
+    "            count (--latch); an election's leader and changes (--election)\n"
+    "  bench     the workloads of WORKLOADS.md (W1-W6), L1, M1, E1 and S1-S5, one JSON line\n";
 
 using command_main = int (*)(std::vector<std::string> const&);
 
@@ -48,6 +51,10 @@ int main(int argc, char** argv) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << usage;
     return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    std::cout << "redisync " << REDISYNC_VERSION << "\n";
+    return 0;
   }
   std::string const command = args[0];
   args.erase(args.begin());

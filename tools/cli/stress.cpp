@@ -6,6 +6,7 @@
 // overlaps another hold. A semaphore's workers count its holders the same way (stress_permits.cpp).
 // Prints one JSON summary line.
 
+#include "cli/json_text.hpp"
 #include "cli/hold_windows.hpp"
 #include "cli/stress.hpp"
 
@@ -291,7 +292,7 @@ asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
     summary["max_holders"] = t.max_holders;
     summary["overlaps"] = t.overlaps;  // holds that saw more holders than permits
   }
-  std::cout << json::serialize(summary) << std::endl;
+  std::cout << json_text(summary) << std::endl;
   if (!log.failure().empty()) {
     std::cerr << fmt::format("redisync stress: the history file '{}' is incomplete: {}\n", *o.history, log.failure());
     co_return 1;

@@ -4,6 +4,7 @@
 // report. The lock workers are stress.cpp's; a semaphore's, stress_permits.cpp's; a multi-lock's,
 // stress_multi.cpp's; a latch's, stress_latch.cpp's.
 
+#include "cli/json_text.hpp"
 #include "cli/common.hpp"
 
 #include <boost/json.hpp>
@@ -66,7 +67,7 @@ class history_log {
                       {"owner", owner}, {"token", token}};
     for (auto& field : extra) line.insert(std::move(field));
     // One flushed line per event: a process killed mid-run leaves a readable history.
-    file_ << boost::json::serialize(line) << std::endl;
+    file_ << json_text(line) << std::endl;
     if (!file_ && failure_.empty()) failure_ = std::strerror(errno);
   }
 
