@@ -329,7 +329,7 @@ BOOST_AUTO_TEST_CASE(a_waiter_gets_the_lock_released_after_its_master_failed_ove
         co_await first.release(asio::use_awaitable);
         // The lease is 3 s: a waiter that missed the message would still try within it.
         BOOST_TEST_REQUIRE(co_await waiter.wait(2s));
-        BOOST_TEST_REQUIRE(waiter.result().has_value());
+        BOOST_TEST_REQUIRE(waiter.result().has_value(), "the waiter failed: " << waiter.error().message());
         BOOST_TEST(waiter.result()->token() > first.token());
         co_await waiter.result()->release(asio::use_awaitable);
       },

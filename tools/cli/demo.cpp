@@ -37,6 +37,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <random>
 #include <sstream>
 
@@ -184,6 +185,17 @@ class demo_run {
     co_return co_await poll(locked);
   }
 
+  // Waits until the process writing `history` has logged that it holds its lock: a pause before
+  // then could land while the grant's reply is on its way, which the holder would then take as too
+  // late (its lease over) and ask again behind the next holder.
+  asio::awaitable<bool> wait_until_holder_knows(std::filesystem::path const& history) {
+    auto const knows = [&]() -> asio::awaitable<bool> {
+      std::ifstream in{history};
+      std::string const text{std::istreambuf_iterator<char>{in}, {}};
+      co_return text.find("\"event\":\"acquired\"") != std::string::npos;
+    };
+    co_return co_await poll(knows);
+  }
 
   // 3. The holder's process dies; its lease runs out and another owner gets the lock.
   asio::awaitable<void> crashed_holder() {
@@ -218,10 +230,12 @@ class demo_run {
     say("4. a separate process takes {} ({} ms lease), reads, and is paused (SIGSTOP) before it writes",
         name, lease.count());
     auto const out = std::filesystem::temp_directory_path() / fmt::format("redisync-demo-{}-b.json", ::getpid());
+    auto const history = std::filesystem::temp_directory_path() / fmt::format("redisync-demo-{}-b.history", ::getpid());
     pid_t const child = spawn_stress({"--lock", name, "--iterations", "1", "--hold-ms", "1500", "--lease-ms",
-                                      std::to_string(lease.count()), "--fence-key", fence, "--counter", value},
+                                      std::to_string(lease.count()), "--fence-key", fence, "--counter", value,
+                                      "--history", history.string()},
                                      out);
-    bool const locked = co_await wait_until_locked(name);
+    bool const locked = co_await wait_until_holder_knows(history);
     ::kill(child, SIGSTOP);
     say("   holder pid {} paused; this process waits for the lock", child);
     auto h = co_await client_.new_owner().lock(name).try_acquire(lease + 2s, asio::use_awaitable);
@@ -255,6 +269,7 @@ class demo_run {
     std::stringstream text;
     text << in.rdbuf();
     std::filesystem::remove(out);
+    std::filesystem::remove(history);
     std::int64_t rejected = 0, lost = 0;
     try {
       auto const summary = json::parse(text.str()).as_object();
