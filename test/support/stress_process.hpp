@@ -70,6 +70,35 @@ inline stress_group start_stress(std::string const& url, std::vector<std::string
   return out;
 }
 
+// How many holds the processes of `group` have logged as granted so far.
+inline std::size_t acquired_so_far(stress_group const& group) {
+  std::size_t n = 0;
+  for (auto const& p : group) n += p->events("acquired").size();
+  return n;
+}
+
+// Every fencing token granted in `group`'s histories after the moment `at` (CLOCK_MONOTONIC ns: a
+// fault) is above every one granted before it; with `name`, the holds of that multi-lock member
+// only. At least one hold was granted after it.
+inline void expect_tokens_rise_across(stress_group const& group, std::int64_t at,
+                                      std::optional<std::string> const& name = {}) {
+  std::uint64_t before_max = 0;
+  std::optional<std::uint64_t> after_min;
+  for (auto const& p : group) {
+    for (auto const& e : p->events("acquired")) {
+      if (name && e.at("name").as_string() != *name) continue;
+      auto const token = e.at("token").to_number<std::uint64_t>();
+      if (e.at("t_ns").as_int64() < at) {
+        before_max = std::max(before_max, token);
+      } else {
+        after_min = std::min(after_min.value_or(token), token);
+      }
+    }
+  }
+  BOOST_TEST_REQUIRE(after_min.has_value(), "no hold was granted after the fault");
+  BOOST_TEST(*after_min > before_max);
+}
+
 // What the histories of a group say, once every process has exited.
 struct stress_outcome {
   std::int64_t acquired = 0, released = 0, lost = 0, accepted = 0, rejected = 0, errors = 0;
