@@ -10,6 +10,9 @@ packages=(
   libfmt-dev libssl-dev openssl
   redis-server redis-tools
   clang-14 libclang-rt-14-dev
+  # The optional Prometheus exporter, the Prometheus server its test scrapes with, and tmux for
+  # the test of `redisync top`.
+  prometheus-cpp-dev prometheus tmux
 )
 
 # nodejs and npm run the Redisson-protocol client of the interoperability test.
@@ -29,6 +32,9 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # Debian starts the packaged redis-server as a service; the tests and the demo run their own.
-if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet redis-server 2>/dev/null; then
-  "${sudo[@]}" systemctl stop redis-server || true
-fi
+# So does prometheus.
+for service in redis-server prometheus; do
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$service" 2>/dev/null; then
+    "${sudo[@]}" systemctl stop "$service" || true
+  fi
+done

@@ -54,6 +54,8 @@ owner client::make_owner(std::string id) {
 
 client_stats client::stats() const { return core_->stats(); }
 
+metrics_snapshot client::metrics() const { return core_->take_metrics(); }
+
 std::string client::last_connect_failure() const { return core_->router().last_failure(); }
 
 std::string client::node_of(std::string_view key) const {

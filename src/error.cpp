@@ -1,13 +1,21 @@
 #include <redisync/error.hpp>
 
 #include <array>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <utility>
 
 namespace redisync {
 namespace {
 
-class category_impl final : public boost::system::error_category {
+// Every redisync category has this id: codes compare equal by value whichever of them they carry.
+constexpr unsigned long long category_id = 0x7265646973796e63;  // "redisync"
+
+class category_impl : public boost::system::error_category {
  public:
+  category_impl() noexcept : error_category{category_id} {}
   char const* name() const noexcept override { return "redisync"; }
 
   std::string message(int ev) const override {
@@ -59,7 +67,49 @@ class category_impl final : public boost::system::error_category {
   }
 };
 
+// redisync's category with one server reply's words: message() gives them after the code's own.
+class server_text_category final : public category_impl {
+ public:
+  explicit server_text_category(std::string text) : text_{std::move(text)} {}
+  std::string message(int ev) const override { return category_impl::message(ev) + " (server: " + text_ + ")"; }
+
+ private:
+  std::string text_;
+};
+
+// The categories live as long as the program (an error code may outlive any client), so their
+// number is bounded: server error texts are few (a script's error names its line, not its data).
+class server_texts {
+ public:
+  boost::system::error_category const* category_of(std::string_view text) {
+    std::lock_guard lock{mutex_};
+    if (auto it = categories_.find(text); it != categories_.end()) return it->second.get();
+    if (categories_.size() >= limit) return nullptr;
+    auto made = std::make_unique<server_text_category>(std::string{text});
+    auto const* out = made.get();
+    categories_.emplace(std::string{text}, std::move(made));
+    return out;
+  }
+
+ private:
+  static constexpr std::size_t limit = 512;
+  std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<server_text_category>, std::less<>> categories_;
+};
+
 }  // namespace
+
+boost::system::error_code server_error_code(std::string_view text) noexcept {
+  constexpr std::size_t longest = 400;
+  auto const code = static_cast<int>(error_from_server_text(text));
+  static server_texts texts;
+  try {
+    if (auto const* cat = texts.category_of(text.substr(0, longest))) return {code, *cat};
+  } catch (std::bad_alloc const&) {
+    // Without the words, the code still says what failed.
+  }
+  return {code, error_category()};
+}
 
 boost::system::error_category const& error_category() noexcept {
   static category_impl const instance;

@@ -9,7 +9,7 @@ namespace {
 using boost::system::result;
 
 boost::system::error_code shape_error(resp::value const& v) {
-  return make_error_code(v.is_error() ? error_from_server_text(v.text()) : error::unexpected_reply);
+  return v.is_error() ? server_error_code(v.text()) : make_error_code(error::unexpected_reply);
 }
 
 // The whole text must be the number: no sign for an unsigned one, no space, nothing after it.

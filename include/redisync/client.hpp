@@ -11,6 +11,7 @@
 #include <redisync/fenced_write.hpp>
 #include <redisync/election.hpp>
 #include <redisync/latch.hpp>
+#include <redisync/metrics.hpp>
 #include <redisync/owner.hpp>
 #include <redisync/reply.hpp>
 #include <redisync/resp/request.hpp>
@@ -175,6 +176,9 @@ class client {
   }
 
   client_stats stats() const;
+  // Acquires, waits, holds, losses, renewals, connections and traffic so far (metrics.hpp). Any
+  // thread; a snapshot costs a few microseconds.
+  metrics_snapshot metrics() const;
   // Why the last attempt to connect failed, naming the address and the step ("127.0.0.1:1:
   // connect: Connection refused"); empty while connected. A request that waited for a connection
   // longer than config::connection_wait_limit failed with error::not_connected: this says why.

@@ -104,6 +104,12 @@ struct config {
   // that thread): keep it short. Empty: silent.
   event_handler on_event{};
 
+  // Metrics (metrics.hpp) count lock names by group too when this is set: a name's group is its
+  // part before the first separator ("orders:42" with ":" is "orders"), "other" without one. At
+  // most metrics_group_limit groups; later ones count as "other". Empty: by primitive only.
+  std::string metrics_group_separator{};
+  std::size_t metrics_group_limit = 100;
+
   // Parses redis://[user:password@]host[:port][/db] and rediss://... (TLS, with the tls_ query
   // parameters above); redis-cluster://[user:password@]host:port[,host:port...] (and
   // rediss-cluster://); redis-sentinel://[user:password@]host:port[,host:port...]/MASTER_NAME (and

@@ -60,6 +60,11 @@ inline boost::system::error_code make_error_code(error e) noexcept {
 // Maps a server error text ("WRONGTYPE Operation against ...") to its code by prefix.
 error error_from_server_text(std::string_view text) noexcept;
 
+// The code of a server error reply that keeps the server's words: it compares equal to
+// error_from_server_text(text) (ec == error::wrong_type holds), and its message() ends with
+// "(server: <text>)". An operation that failed with a server error completes with such a code.
+boost::system::error_code server_error_code(std::string_view text) noexcept;
+
 // True for server errors that say "not now" rather than "never": the command did not run and may be
 // sent again after a pause.
 bool is_transient(error e) noexcept;

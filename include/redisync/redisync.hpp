@@ -9,6 +9,7 @@
 #include <redisync/held.hpp>
 #include <redisync/latch.hpp>
 #include <redisync/lock.hpp>
+#include <redisync/metrics.hpp>
 #include <redisync/multi_lock.hpp>
 #include <redisync/owner.hpp>
 #include <redisync/permits.hpp>

@@ -313,7 +313,7 @@ connection_stats connection::stats() const noexcept {
 
 error_code check_replies(response const& replies) noexcept {
   for (auto const& r : replies) {
-    if (r.is_error()) return error_from_server_text(r.text());
+    if (r.is_error()) return server_error_code(r.text());
   }
   return {};
 }

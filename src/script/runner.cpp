@@ -26,6 +26,7 @@ void script_runner::when_loaded(script const& s, routing::slot_type slot, std::f
   if (waiting.size() > 1) return;  // a load is on its way
   resp::request req;
   req.push("SCRIPT", "LOAD", s.source);
+  loads_sent_.fetch_add(1, std::memory_order_relaxed);
   auto on_loaded = [this, anchor = anchor_(), &s, node_id = router_.node_of(slot)](error_code ec, io::response replies) {
     if (!ec) ec = io::check_replies(replies);
     auto& node_loads = loading(node_id);
@@ -52,7 +53,7 @@ asio::awaitable<std::tuple<error_code, resp::value>> run_script(script_runner& r
       if (replies.size() != 1) co_return std::tuple{error_code{error::unexpected_reply}, resp::value{}};
       resp::value& reply = replies.front();
       if (!reply.is_error()) co_return std::tuple{error_code{}, std::move(reply)};
-      co_return std::tuple{error_code{error_from_server_text(reply.text())}, std::move(reply)};
+      co_return std::tuple{server_error_code(reply.text()), std::move(reply)};
     }
     auto wait = [&](auto handler) {
       runner.when_loaded(s, slot, [h = std::make_shared<decltype(handler)>(std::move(handler))](error_code ec) mutable {

@@ -9,6 +9,8 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <tuple>
 #include <unordered_map>
@@ -32,6 +34,8 @@ class script_runner {
   // After a NOSCRIPT reply for `s` from the node of `slot`: runs `then` once the node has the
   // script, or with the error that kept it from loading.
   void when_loaded(script const& s, routing::slot_type slot, std::function<void(io::error_code)> then);
+  // SCRIPT LOAD commands sent so far (any thread).
+  std::uint64_t loads_sent() const noexcept { return loads_sent_.load(std::memory_order_relaxed); }
 
  private:
   // Per node: the loads on their way, with the callers that wait for each.
@@ -42,6 +46,7 @@ class script_runner {
   std::function<std::shared_ptr<void>()> anchor_;
   bool sharded_;
   std::vector<loads> nodes_;
+  std::atomic<std::uint64_t> loads_sent_{0};
 };
 
 

@@ -12,7 +12,8 @@ namespace redisync::detail::sync {
 namespace asio = boost::asio;
 using io::error_code;
 
-acquire_op::acquire_op(std::shared_ptr<wait_host> host, params p) : host_{std::move(host)}, p_{std::move(p)} {}
+acquire_op::acquire_op(std::shared_ptr<wait_host> host, params p)
+    : host_{std::move(host)}, p_{std::move(p)}, started_{host_->now()} {}
 
 acquire_op::~acquire_op() = default;
 
@@ -68,7 +69,7 @@ std::optional<acquire_op::outcome> acquire_op::read_flag(error_code ec, io::resp
   if (ec) return outcome{outcome_kind::failed, ec};
   if (replies.size() != 1) return outcome{outcome_kind::unreadable};
   auto const& reply = replies[0];
-  if (reply.is_error()) return outcome{outcome_kind::failed, error_from_server_text(reply.text())};
+  if (reply.is_error()) return outcome{outcome_kind::failed, server_error_code(reply.text())};
   if (reply.kind() != resp::type::integer || (reply.integer() != 0 && reply.integer() != 1)) {
     return outcome{outcome_kind::unreadable};
   }
@@ -164,7 +165,7 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
     case outcome_kind::granted:
       leave();
       state_ = state::done;
-      return complete({}, true);
+      return report({}, true);
     case outcome_kind::failed:
       leave();
       if (retry_) undo_unknown();  // the earlier attempt's outcome is still unknown
@@ -336,7 +337,7 @@ void acquire_op::handed_over() {
   if (alarm_) alarm_->cancel();
   leave();
   state_ = state::done;
-  complete({}, true);
+  report({}, true);
 }
 
 void acquire_op::confirm_grant() {
@@ -388,7 +389,14 @@ void acquire_op::undo_unknown() {
 
 void acquire_op::finish(error_code ec) {
   state_ = state::done;
-  complete(ec, false);
+  report(ec, false);
+}
+
+void acquire_op::report(error_code ec, bool held) {
+  if (auto const counted = counted_as()) {
+    host_->metrics().acquire_ended(*counted, p_.name, metrics::outcome_of(ec, held), host_->now() - started_);
+  }
+  complete(ec, held);
 }
 
 }  // namespace redisync::detail::sync

@@ -9,6 +9,9 @@
 // fake in unit tests) supplies sending, subscriptions, queues, alarms and the clock.
 
 #include <redisync/event.hpp>
+#include <redisync/metrics.hpp>
+
+#include "metrics/metrics_registry.hpp"
 
 #include "routing/router.hpp"
 #include "sync/hold.hpp"
@@ -67,6 +70,7 @@ class wait_host {
   virtual void defer(std::function<void()> f) = 0;
   virtual void emit(event_kind kind, event_level level, std::string_view lock, std::string_view owner,
                     io::error_code ec, std::string_view detail) const = 0;
+  virtual metrics::metrics_registry& metrics() = 0;
 };
 
 // The outcome of an abandoned attempt (its caller gave up while it was in flight), shared by the op
@@ -162,6 +166,8 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   // The caller's result: held (a grant read or handed over), or not (`ec`, or no error when a
   // bounded wait ran out).
   virtual void complete(io::error_code ec, bool held) = 0;
+  // What the metrics count this acquire as; nothing for a wait that takes nothing (a latch's).
+  virtual std::optional<primitive> counted_as() const { return std::nullopt; }
   // The reading of an attempt that answers a flag, 0 or 1: the outcome of a failure, a server error
   // or anything else than one such reply; nothing when `flag` holds it.
   static std::optional<outcome> read_flag(io::error_code ec, io::response const& replies, std::int64_t& flag);
@@ -192,6 +198,8 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   void leave();
   void undo_unknown();
   void finish(io::error_code ec);
+  // Counts the outcome, then completes the caller's result.
+  void report(io::error_code ec, bool held);
   bool expired() const { return p_.deadline && host_->now() >= *p_.deadline; }
   clock_type::time_point next_look() const;  // the deadline, or the poll cap from now
   bool cancelled() const noexcept { return cancelled_ != boost::asio::cancellation_type::none; }
@@ -208,6 +216,7 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   script_reloads reloads_;
   spin_backoff spin_;  // with params::spin
   boost::asio::cancellation_type cancelled_ = boost::asio::cancellation_type::none;
+  clock_type::time_point const started_;
   clock_type::time_point sent_{};
   clock_type::time_point bound_at_{};  // the last busy reply's bound, from when it came
   std::shared_ptr<late_attempt> late_;

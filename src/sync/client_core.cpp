@@ -90,7 +90,7 @@ client_core::client_core(private_tag, asio::any_io_executor ex, config cfg)
       channels_{subscription_io_, cfg_.subscription_linger, [self = self_]() -> std::shared_ptr<void> { return self->lock(); }},
       leases_{renewal_io_, cfg_.watchdog_tick,
               {.anchor = [self = self_]() -> std::shared_ptr<void> { return self->lock(); },
-               .lose = [this](std::shared_ptr<hold_state> const& h) { lose(h); },
+               .lose = [this](std::shared_ptr<hold_state> const& h, loss_cause why) { lose(h, why); },
                .emit = [this](event_kind k, event_level l, std::string_view lock, std::string_view owner,
                               error_code ec, std::string_view detail) { emit(k, l, lock, owner, ec, detail); }}},
       id_{make_client_id()},
@@ -231,7 +231,7 @@ void client_core::lose_holds_of(std::string const& name) {
   for (auto const& [key, hold] : holds_) {
     if (hold->name == name) gone.push_back(hold);
   }
-  for (auto const& hold : gone) lose(hold);
+  for (auto const& hold : gone) lose(hold, loss_cause::deleted);
 }
 
 // An unlock message while this client holds the lock: unless it comes from a release of this
@@ -245,12 +245,13 @@ void client_core::lose_holds_told_free(std::string const& channel) {
   for (auto const& [raw, hold] : c->second.holds) {
     if (hold->granted && hold->active() && hold->none_releasing()) gone.push_back(hold);
   }
-  for (auto const& hold : gone) lose(hold);
+  for (auto const& hold : gone) lose(hold, loss_cause::deleted);
 }
 
-void client_core::lose(std::shared_ptr<hold_state> const& hold) {
+void client_core::lose(std::shared_ptr<hold_state> const& hold, loss_cause why) {
   if (!hold->active()) return;
   hold->status = hold_status::lost;
+  count_hold_time(*hold, why);
   hold->levels.clear();
   hold->let_go_all();
   forget_hold(hold);
@@ -264,6 +265,7 @@ void client_core::lose(std::shared_ptr<hold_state> const& hold) {
 }
 
 void client_core::finish_hold(std::shared_ptr<hold_state> const& hold) {
+  if (hold->active()) count_hold_time(*hold, std::nullopt);
   hold->status = hold_status::released;
   hold->count = 0;
   for (auto& level : std::exchange(hold->levels, {})) level->state = level_state::released;
@@ -271,6 +273,11 @@ void client_core::finish_hold(std::shared_ptr<hold_state> const& hold) {
   forget_hold(hold);
   for (auto* t : std::exchange(hold->loss_timers, {})) t->cancel();
   hold->notifiers.clear();
+}
+
+void client_core::count_hold_time(hold_state const& hold, std::optional<loss_cause> lost) {
+  // A hold whose first grant never came (an acquire in flight) was never held.
+  if (hold.granted) metrics_.hold_ended(hold.counted_as, hold.name, now() - hold.granted_at, lost);
 }
 
 void client_core::wake_first_waiter(std::string const& channel) {
@@ -330,6 +337,7 @@ void client_core::check_eviction_policy(routing::node_id node) {
 
 void client_core::emit(event_kind kind, event_level level, std::string_view lock, std::string_view owner,
                        error_code ec, std::string_view detail) const {
+  metrics_.count(kind);
   if (cfg_.on_event) cfg_.on_event(event{kind, level, lock, owner, ec, detail});
 }
 
@@ -349,7 +357,7 @@ void client_core::stop() {
   // expires on the server at the end of its lease).
   std::vector<std::shared_ptr<hold_state>> ending;
   for (auto const& [key, hold] : holds_) ending.push_back(hold);
-  for (auto const& hold : ending) lose(hold);
+  for (auto const& hold : ending) lose(hold, loss_cause::stopped);
   wake_every_waiter();
   unsettled_.release_all();
 }
@@ -382,6 +390,21 @@ client_stats client_core::stats() const {
   return {holds_count_,        waiters_,     channels_.count(), leases_.renewals(), leases_.renewal_calls(),
           handoffs,            io.connects,  io.writes,         io.requests_written, io.reply_spin_hits,
           io.reply_spin_misses};
+}
+
+metrics_snapshot client_core::take_metrics() const {
+  auto out = metrics_.snapshot();
+  auto const now = stats();
+  out.renewal_calls = now.renewal_batches;
+  out.renewed_holds = now.renewals;
+  out.holds = now.holds;
+  out.waiters = now.waiters;
+  out.subscriptions = now.subscriptions;
+  out.connects = now.connects;
+  out.round_trips = now.requests_written;
+  out.socket_writes = now.socket_writes;
+  out.script_loads = runner_.loads_sent();
+  return out;
 }
 
 std::string hold_key(std::string_view owner, std::string_view name) {

@@ -141,7 +141,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   void lose_holds_of(std::string const& name);
   // Lost: reported through status, wait_lost and loss slots; the lock may be free, so the first
   // waiter of this client tries.
-  void lose(std::shared_ptr<hold_state> const& hold);
+  void lose(std::shared_ptr<hold_state> const& hold, loss_cause why);
   // Fully released, or no level of it left to this client's guards.
   void finish_hold(std::shared_ptr<hold_state> const& hold);
   void wake_first_waiter(std::string const& channel);
@@ -173,6 +173,8 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   // Every hold of this client that is not lost.
   std::vector<std::shared_ptr<hold_state>> active_holds() const;
   client_stats stats() const;
+  metrics::metrics_registry& metrics() override { return metrics_; }
+  metrics_snapshot take_metrics() const;
 
   std::atomic<std::uint64_t> handoffs{0};
 
@@ -181,6 +183,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   void on_connected(routing::node_id node);
   void check_eviction_policy(routing::node_id node);
   void forget_hold(std::shared_ptr<hold_state> const& hold);
+  void count_hold_time(hold_state const& hold, std::optional<loss_cause> lost);
   void lose_holds_told_free(std::string const& channel);
   void wake_every_waiter();
   void run_after_arrivals(std::function<void()> f, int yields);
@@ -195,6 +198,8 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   // members whose callbacks use it.
   std::shared_ptr<std::weak_ptr<client_core>> self_ = std::make_shared<std::weak_ptr<client_core>>();
   config cfg_;
+  // Counted from emit(), which is const: the registry is all atomics and a mutex.
+  mutable metrics::metrics_registry metrics_{cfg_.metrics_group_separator, cfg_.metrics_group_limit};
   boost::asio::any_io_executor application_;
   std::shared_ptr<routing::router> router_;
   boost::asio::any_io_executor strand_;

@@ -6,6 +6,7 @@
 // everything else only on the client's strand.
 
 #include <redisync/held.hpp>
+#include <redisync/metrics.hpp>
 
 #include "routing/router.hpp"
 #include "sync/timing_wheel.hpp"
@@ -66,6 +67,8 @@ struct hold_state {
   std::chrono::milliseconds lease{};
   bool watchdog = false;
   bool granted = false;  // false while the first acquire is in flight (watchdog already armed)
+  primitive counted_as = primitive::lock;  // in the metrics
+  clock_type::time_point granted_at{};     // of the first grant: the hold time ends at its release or loss
   std::atomic<std::int64_t> valid_until_ns{0};
   std::atomic<hold_status> status{hold_status::held};
   wheel_type::handle renewal_entry;

@@ -63,7 +63,7 @@ void lease_registry::on_tick() {
     if (!hold || !hold->active()) continue;
     if (!item.renewal) {
       if (now >= hold->valid_until()) {
-        cb_.lose(hold);
+        cb_.lose(hold, loss_cause::expired);
       } else {
         schedule_validity_check(hold);  // renewed meanwhile
       }
@@ -141,11 +141,11 @@ void lease_registry::settle_hold(std::shared_ptr<hold_state> const& hold, std::i
     if (hold->application_holds()) schedule_renewal(hold, sent);
     schedule_validity_check(hold);
   } else if (flag == 0) {
-    cb_.lose(hold);  // the owner is gone from the server: someone deleted or took over the lock
+    cb_.lose(hold, loss_cause::gone);  // the owner is gone from the server: someone deleted or took over the lock
   } else if (flag == 2) {
     // Its count is past max_hold_depth (tampered with): renewing every level is refused.
     cb_.emit(event_kind::renewal_failed, event_level::error, hold->name, hold->owner, error::too_deep, {});
-    cb_.lose(hold);
+    cb_.lose(hold, loss_cause::gone);
   } else {
     // Unknown: the lease runs on. The hold is uncertain now and lost at its deadline unless a
     // retry gets through first.

@@ -82,7 +82,7 @@ class lease_registry {
  public:
   struct callbacks {
     std::function<std::shared_ptr<void>()> anchor;  // keeps the client alive while a renewal runs
-    std::function<void(std::shared_ptr<hold_state> const&)> lose;
+    std::function<void(std::shared_ptr<hold_state> const&, loss_cause)> lose;
     std::function<void(event_kind, event_level, std::string_view lock, std::string_view owner, io::error_code,
                        std::string_view detail)>
         emit;

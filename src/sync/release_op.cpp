@@ -33,7 +33,7 @@ void release_op::on_reply(error_code ec, io::response replies) {
     if (replies.size() != 1) {
       ec = error::unexpected_reply;
     } else if (replies[0].is_error()) {
-      ec = error_from_server_text(replies[0].text());
+      ec = server_error_code(replies[0].text());
     } else if (!read(replies[0])) {
       // Like a lost connection; a server that keeps sending them gets the error after a few tries.
       ec = --unreadable_left_ > 0 ? error::ambiguous : error::unexpected_reply;

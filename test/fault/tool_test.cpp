@@ -246,6 +246,9 @@ BOOST_AUTO_TEST_CASE(stress_prints_the_first_error_of_each_kind_with_its_cause) 
   BOOST_TEST_REQUIRE(r.errors.size() == 1u);
   BOOST_TEST(r.errors[0].find("acquire failed: the server is a read-only replica") != std::string::npos,
              r.errors[0]);
+  // With the server's own words.
+  BOOST_TEST(r.errors[0].find("(server: READONLY You can't write against a read only replica.)") != std::string::npos,
+             r.errors[0]);
 }
 
 // A server that may evict lock keys is a warning the operator sees, not a failure.

@@ -48,6 +48,12 @@ BOOST_FIXTURE_TEST_CASE(replies_are_read_as_types_and_a_server_error_or_wrong_sh
     // WRONGTYPE is an error, not a reply read as 0.
     auto [wrong, n] = co_await c.query<std::int64_t>(request("INCR", "list"), tuple_awaitable);
     BOOST_TEST((wrong == error::wrong_type), wrong.message());
+    BOOST_TEST(wrong.message().find("(server: WRONGTYPE Operation against a key") != std::string::npos, wrong.message());
+    // A lock on a key of another type fails with the server's words too.
+    auto [lock_ec, h] = co_await c.make_lock("list").acquire(tuple_awaitable);
+    BOOST_TEST((lock_ec == error::wrong_type), lock_ec.message());
+    BOOST_TEST(lock_ec.message().find("(server: WRONGTYPE") != std::string::npos, lock_ec.message());
+    BOOST_TEST((lock_ec.category() == redisync::error_category()));
     // A string that is no number.
     redis.command({"SET", "word", "hello"});
     auto [shape, m] = co_await c.query<std::int64_t>(request("GET", "word"), tuple_awaitable);
@@ -92,6 +98,7 @@ BOOST_FIXTURE_TEST_CASE(a_script_runs_by_digest_and_is_loaded_once_for_many_call
     redis.command({"RPUSH", "l", "x"});
     auto [ec, reply] = co_await c.eval(broken, strings("l"), {}, tuple_awaitable);
     BOOST_TEST((ec == error::wrong_type), ec.message());
+    BOOST_TEST(ec.message().find(std::string{reply.text()}) != std::string::npos, ec.message());
     BOOST_TEST(!reply.text().empty());
   });
 }

@@ -105,6 +105,8 @@ class fake_wait_host final : public sync::wait_host, public std::enable_shared_f
     events.push_back(kind);
   }
   mutable std::vector<redisync::event_kind> events;
+  redisync::detail::metrics::metrics_registry& metrics() override { return recorded; }
+  redisync::detail::metrics::metrics_registry recorded{"", 0};
 
   // Answers the oldest unanswered attempt.
   void reply(io::error_code ec, io::response replies = {}) {

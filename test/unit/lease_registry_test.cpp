@@ -95,7 +95,7 @@ struct registry_env {
   core::lease_registry leases{io, 5ms,
                               {.anchor = [] { return std::shared_ptr<void>{}; },
                                .lose =
-                                   [this](std::shared_ptr<core::hold_state> const& h) {
+                                   [this](std::shared_ptr<core::hold_state> const& h, redisync::loss_cause) {
                                      h->status = hold_status::lost;
                                      lost.push_back(h->owner);
                                      leases.forget(*h);

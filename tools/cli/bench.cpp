@@ -12,6 +12,7 @@
 
 #include "cli/json_text.hpp"
 #include "cli/bench.hpp"
+#include "cli/metrics_port.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -242,7 +243,8 @@ asio::awaitable<json::object> w5c(bench_context& b, bool fair) {
 }
 
 asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::string workload, bool watchdog,
-                                  bool cold, std::string kind, std::optional<std::chrono::microseconds> reply_spin) {
+                                  bool cold, std::string kind, std::optional<std::chrono::microseconds> reply_spin,
+                                  metrics_options metrics) {
   bool const fair = kind == "fair";
   params p;
   std::string peer = "redisync";
@@ -263,6 +265,7 @@ asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::s
   if (reply_spin) cfg.reply_spin = *reply_spin;
   cfg.prefer_writers = env_number("PREFER_WRITERS", 1, 0, 1) == 1;  // W6: the read-write lock's policy
   client c{ctx.get_executor(), cfg};
+  metrics_port const serving{c, metrics};
   c.start();
   client admin{ctx.get_executor(), config_from_url(url)};
   admin.start();
@@ -334,6 +337,7 @@ int bench_main(std::vector<std::string> const& args) {
        "W5C: lock (reentrant) or fair; W4: permits (leased, the default) or semaphore (Redisson's); S1: lock "
        "(the default) or permits")
       ("reply-spin-us", po::value<long>(), "poll for a due reply this many µs before sleeping (default 200, 0 = off)");
+  add_metrics_options(options);
   po::positional_options_description positional;
   positional.add("port", 1).add("workload", 1);
   po::variables_map vm;
@@ -359,7 +363,8 @@ int bench_main(std::vector<std::string> const& args) {
   if (vm.count("reply-spin-us")) {
     reply_spin = std::chrono::microseconds{in_range("--reply-spin-us", vm["reply-spin-us"].as<long>(), 0, 10000)};
   }
-  return run(ctx, run_workload(ctx, url, workload, vm.count("watchdog") > 0, vm.count("cold") > 0, kind, reply_spin));
+  return run(ctx, run_workload(ctx, url, workload, vm.count("watchdog") > 0, vm.count("cold") > 0, kind, reply_spin,
+                               metrics_options_from(vm)));
 }
 
 }  // namespace redisync::cli

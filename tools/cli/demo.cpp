@@ -19,6 +19,7 @@
 #include "cli/demo_permits.hpp"
 #include "cli/demo_report.hpp"
 #include "cli/demo_topology.hpp"
+#include "cli/metrics_port.hpp"
 #include "process/child.hpp"
 #include "process/monotonic.hpp"
 
@@ -61,6 +62,9 @@ class demo_run {
     prefix_ = fmt::format("redisync-demo:{:06x}:", rd() & 0xffffff);
     client_.start();
   }
+
+  // The client whose locks the sections show.
+  client const& user() const noexcept { return client_; }
 
   asio::awaitable<int> run() {
     say("using {} (lock names start with {})", url_, prefix_);
@@ -462,6 +466,7 @@ int demo_main(std::vector<std::string> const& args) {
                         "Redis URL; without it a private redis-server is started on a free port")(
       "cluster", "start a private 3-master, 3-replica Redis Cluster and show locks through its failover")(
       "sentinel", "start a private master, replica and 3 Sentinels and show locks through their failover");
+  add_metrics_options(options);
   po::variables_map vm;
   int code = 0;
   if (!parse("demo", "A live demonstration of the locks, with a summary of the safety checks.", options, {},
@@ -471,6 +476,10 @@ int demo_main(std::vector<std::string> const& args) {
   if (vm.count("cluster") + vm.count("sentinel") + vm.count("redis") > 1) {
     std::cerr << "redisync demo: --redis, --cluster and --sentinel exclude each other\n";
     return 2;
+  }
+  auto const metrics = metrics_options_from(vm);
+  if (metrics.port && (vm.count("cluster") || vm.count("sentinel"))) {
+    throw usage_error{"--metrics-port is for the demo on one server, not --cluster or --sentinel"};
   }
   if (vm.count("cluster")) return demo_cluster();
   if (vm.count("sentinel")) return demo_sentinel();
@@ -482,6 +491,7 @@ int demo_main(std::vector<std::string> const& args) {
   }
   asio::io_context ctx{1};
   demo_run demo{ctx, target.url};
+  metrics_port const serving{demo.user(), metrics};
   int const result = run(ctx, demo.run());
   if (target.own) fmt::print("stopping the private redis-server (pid {})\n", target.own->pid());
   return result;

@@ -231,6 +231,7 @@ asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
   cfg.watchdog_tick = std::min(cfg.watchdog_tick, cfg.watchdog_lease / 10);
   history_log log{o.history};
   client c{ctx.get_executor(), cfg};
+  metrics_port const serving{c, o.metrics};
   c.start();
   co_await connect(c);
   totals t;
@@ -327,6 +328,7 @@ int stress_main(std::vector<std::string> const& args) {
       ("history", po::value<std::string>(), "append one JSON line per event to this file")
       ("retry-ms", po::value(&o.retry_ms)->default_value(0),
        "after a failed acquire, try again after this pause instead of going on to the next iteration");
+  add_metrics_options(options);
   po::variables_map vm;
   int code = 0;
   if (!parse("stress", "Workers take a lock, read a counter, hold, write counter + 1, release.", options, {},
@@ -368,6 +370,7 @@ int stress_main(std::vector<std::string> const& args) {
   if (vm.count("fence-key") && o.kind == stress_kind::read) throw usage_error{"a reader writes nothing: no --fence-key"};
   if (vm.count("fence-key")) o.fence_key = vm["fence-key"].as<std::string>();
   if (vm.count("history")) o.history = vm["history"].as<std::string>();
+  o.metrics = metrics_options_from(vm);
   if (o.kind == stress_kind::multi) {
     if (vm.count("counter")) throw usage_error{"a multi-lock counts each name in <name>:counter: no --counter"};
     for (auto const& name : multi_names(o.lock)) {

@@ -6,6 +6,7 @@
 
 #include "cli/json_text.hpp"
 #include "cli/common.hpp"
+#include "cli/metrics_port.hpp"
 
 #include <boost/json.hpp>
 #include <fmt/core.h>
@@ -39,6 +40,7 @@ struct stress_options {
   std::optional<std::string> history;
   int retry_ms = 0;  // > 0: a failed acquire is tried again after this pause, not counted as an iteration
   std::int64_t permits = 0;  // a semaphore's
+  metrics_options metrics;
 };
 
 struct totals {

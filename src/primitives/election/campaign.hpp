@@ -25,6 +25,7 @@ class campaign_acquire final : public lock_protocol::lock_acquire {
 
  private:
   bool takes_handoffs() const override { return false; }
+  std::optional<primitive> counted_as() const override { return primitive::election; }
   script const& attempt_script() const override;
   io::outgoing attempt(bool retry, bool by_digest) override;
 

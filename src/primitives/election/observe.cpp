@@ -56,7 +56,7 @@ observe_wait::outcome observe_wait::read(error_code ec, io::response& replies) {
   if (ec) return {outcome_kind::failed, ec};
   if (replies.size() != 1) return {outcome_kind::unreadable};
   auto const& reply = replies[0];
-  if (reply.is_error()) return {outcome_kind::failed, error_from_server_text(reply.text())};
+  if (reply.is_error()) return {outcome_kind::failed, server_error_code(reply.text())};
   std::int64_t none = 0;
   if (reply.as_integer(none) && none == 0) return {outcome_kind::busy, {}, std::chrono::milliseconds{-1}};
   auto const e = reply.elements();

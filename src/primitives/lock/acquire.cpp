@@ -110,7 +110,10 @@ std::shared_ptr<sync::hold_state> new_hold_of(std::string name, std::string owne
 
 void grant_hold(sync::client_core& core, std::shared_ptr<sync::hold_state> const& hold, std::uint64_t token,
                 std::int64_t count, sync::clock_type::time_point sent) {
-  if (!hold->granted) hold->token = token;
+  if (!hold->granted) {
+    hold->token = token;
+    hold->granted_at = core.now();
+  }
   hold->granted = true;
   hold->count = count;
   hold->set_valid_until(sync::validity_deadline(sent, hold->lease));
@@ -124,8 +127,21 @@ sync::hold_state& lock_acquire::new_hold() {
   if (!hold_) {
     hold_ = new_hold_of(args().name, args().owner, args().channel, args().slot, hold_renewal(), kind_of_hold(),
                         lease_, watchdog_);
+    hold_->counted_as = *counted_as();
   }
   return *hold_;
+}
+
+std::optional<primitive> lock_acquire::counted_as() const { return primitive_of(kind()); }
+
+primitive primitive_of(lock_kind kind) {
+  switch (kind) {
+    case lock_kind::reentrant: return primitive::lock;
+    case lock_kind::fair: return primitive::fair_lock;
+    case lock_kind::read: return primitive::read_lock;
+    case lock_kind::write: return primitive::write_lock;
+  }
+  return primitive::lock;
 }
 
 sync::hold_kind const& lock_acquire::kind_of_hold() const { return hold_kind_of(kind()); }
@@ -167,7 +183,7 @@ lock_acquire::outcome lock_acquire::read(error_code ec, io::response& replies) {
   if (ec) return {outcome_kind::failed, ec};
   if (replies.size() != 1) return {outcome_kind::unreadable};
   auto const& reply = replies[0];
-  if (reply.is_error()) return {outcome_kind::failed, error_from_server_text(reply.text())};
+  if (reply.is_error()) return {outcome_kind::failed, server_error_code(reply.text())};
   auto const answer = read_acquire_reply(reply);
   switch (answer.what) {
     case acquire_reply::outcome::held:

@@ -54,6 +54,9 @@ std::shared_ptr<sync::hold_state> new_hold_of(std::string name, std::string owne
 void grant_hold(sync::client_core& core, std::shared_ptr<sync::hold_state> const& hold, std::uint64_t token,
                 std::int64_t count, sync::clock_type::time_point sent);
 
+// What the metrics count a hold of `kind` as.
+primitive primitive_of(lock_kind kind);
+
 // A guard for a new level of `hold`.
 held guard_for(std::shared_ptr<sync::client_core> const& core, std::shared_ptr<sync::hold_state> const& hold);
 
@@ -74,6 +77,7 @@ class lock_acquire : public sync::acquire_op {
   // Whether a release of this client may hand it the lock without an attempt of its own (an
   // election's candidate may not: its attempt is what records its term).
   virtual bool takes_handoffs() const { return true; }
+  std::optional<primitive> counted_as() const override;
 
  protected:
   // Waiters listen on `channel` (first: it is made from `a` before `a` is moved).

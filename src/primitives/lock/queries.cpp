@@ -22,7 +22,7 @@ namespace {
 error_code lock_type_check(resp::value const& type_reply, bool& exists) {
   exists = type_reply.text() != "none";
   if (!exists || type_reply.text() == "hash") return {};
-  return type_reply.is_error() ? error_code{error_from_server_text(type_reply.text())} : error_code{error::wrong_type};
+  return type_reply.is_error() ? server_error_code(type_reply.text()) : error_code{error::wrong_type};
 }
 
 }  // namespace
@@ -80,7 +80,7 @@ asio::awaitable<std::tuple<error_code, std::optional<std::chrono::milliseconds>>
   bool exists = false;
   if (auto tec = lock_type_check(replies[0], exists)) co_return result{tec, std::nullopt};
   auto const& pttl = replies[1];
-  if (pttl.is_error()) co_return result{error_from_server_text(pttl.text()), std::nullopt};
+  if (pttl.is_error()) co_return result{server_error_code(pttl.text()), std::nullopt};
   if (pttl.kind() != resp::type::integer) co_return result{error::unexpected_reply, std::nullopt};
   if (!exists || pttl.integer() == -2) co_return result{error_code{}, std::nullopt};
   if (pttl.integer() == -1) co_return result{error_code{}, std::chrono::milliseconds::max()};

@@ -264,7 +264,7 @@ error_code lock_release::apply(release_outcome const& out) {
   if (out.remaining == -1) {
     // Nothing changed and nothing was published. If we believed we held it, the lease ran out.
     if (!hold_) return error::not_owner;
-    core_->lose(hold_);
+    core_->lose(hold_, loss_cause::gone);
     return error::lease_lost;
   }
   if (out.refused_publish) {

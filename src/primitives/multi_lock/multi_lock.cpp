@@ -181,10 +181,13 @@ void start(std::shared_ptr<detail::sync::client_core> const& core, std::string o
     cancel->type = type;
     cancel->member_wait.emit(type);
   });
-  auto done = [handler = std::move(handler), complete](std::exception_ptr e,
-                                                        std::tuple<error_code, std::vector<held>> r) mutable {
+  auto done = [handler = std::move(handler), complete, core, started = core->now(),
+               name = members.empty() ? std::string{} : members.front().name()](
+                  std::exception_ptr e, std::tuple<error_code, std::vector<held>> r) mutable {
     auto [ec, guards] = std::move(r);
     if (e) ec = make_error_code(boost::system::errc::state_not_recoverable);
+    core->metrics().acquire_ended(primitive::multi_lock, name, detail::metrics::outcome_of(ec, !guards.empty()),
+                                  core->now() - started);
     complete(handler, ec, std::move(guards));
   };
   core->to_strand([core, owner = std::move(owner), members = std::move(members), foreign, lease, wait, cancel,

@@ -158,6 +158,7 @@ asio::awaitable<take_outcome> take(std::shared_ptr<sync::client_core> core, std:
       if (!hold) {
         hold = lock_protocol::new_hold_of(m.name, m.field, channel_of(m), m.slot, lock_protocol::renewal(),
                                           lock_protocol::hold_kind_of(m.kind), was[i].lease, !lease.has_value());
+        hold->counted_as = lock_protocol::primitive_of(m.kind);
       }
       lock_protocol::grant_hold(*core, hold, grants[i].token, grants[i].count, sent);
       out.guards.push_back(lock_protocol::guard_for(core, hold));

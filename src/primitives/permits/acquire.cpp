@@ -79,7 +79,7 @@ permits_acquire::outcome permits_acquire::read(error_code ec, io::response& repl
   if (ec) return {outcome_kind::failed, ec};
   if (replies.size() != 1) return {outcome_kind::unreadable};
   auto const& reply = replies[0];
-  if (reply.is_error()) return {outcome_kind::failed, error_from_server_text(reply.text())};
+  if (reply.is_error()) return {outcome_kind::failed, server_error_code(reply.text())};
   auto const answer = read_acquire_reply(reply);
   if (!answer.read) return {outcome_kind::unreadable};
   if (!answer.granted) {

@@ -28,6 +28,7 @@ class permits_acquire final : public lock_protocol::lock_acquire {
   io::error_code check_arguments() const override;
   sync::renewal_kind const& hold_renewal() const override { return renewal(); }
   sync::hold_kind const& kind_of_hold() const override { return permit_hold_kind(fair_); }
+  std::optional<primitive> counted_as() const override { return fair_ ? primitive::fair_permits : primitive::permits; }
   bool queues_on_server() const override { return fair_; }
   script const& attempt_script() const override;
   // Messages carry the number of permits freed; for fair permits, the head called by name.

@@ -144,7 +144,7 @@ void permit_release::succeeded() {
   // Not among the holders: its lease ended first, unless an earlier call whose outcome was lost
   // gave it back.
   if (outcome_ == -1 && !repeated_) {
-    core_->lose(hold_);
+    core_->lose(hold_, loss_cause::gone);
     return complete(error::lease_lost);
   }
   level_->state = sync::level_state::released;

@@ -51,6 +51,7 @@ class semaphore_acquire final : public sync::acquire_op {
  private:
   io::error_code check_arguments() const override;
   bool prepare() override { return false; }
+  std::optional<primitive> counted_as() const override { return primitive::semaphore; }
   script const& attempt_script() const override;
   sync::message_policy policy() const override;
   io::outgoing attempt(bool retry, bool by_digest) override;
