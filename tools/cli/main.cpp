@@ -13,6 +13,7 @@ int demo_main(std::vector<std::string> const& args);
 int stress_main(std::vector<std::string> const& args);
 int inspect_main(std::vector<std::string> const& args);
 int bench_main(std::vector<std::string> const& args);
+int top_main(std::vector<std::string> const& args);
 }  // namespace redisync::cli
 
 namespace {
@@ -27,6 +28,8 @@ constexpr std::string_view usage =
     "            counter; prints a JSON summary (--history: every event)\n"
     "  inspect   what Redis holds for a name: holders, counts, TTL, token, waiters; permits; a latch's\n"
     "            count (--latch); an election's leader and changes (--election)\n"
+    "  top       a live view of the locks matching a pattern, sorted by waiters (JSON lines without a\n"
+    "            terminal)\n"
     "  bench     the workloads of WORKLOADS.md (W1-W6), L1, M1, E1 and S1-S5, one JSON line\n";
 
 using command_main = int (*)(std::vector<std::string> const&);
@@ -62,6 +65,7 @@ int main(int argc, char** argv) {
   if (command == "stress") return run_command(command, redisync::cli::stress_main, args);
   if (command == "inspect") return run_command(command, redisync::cli::inspect_main, args);
   if (command == "bench") return run_command(command, redisync::cli::bench_main, args);
+  if (command == "top") return run_command(command, redisync::cli::top_main, args);
   std::cerr << "redisync: unknown command '" << command << "'\n\n" << usage;
   return 2;
 }
