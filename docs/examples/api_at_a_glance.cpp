@@ -47,5 +47,6 @@ asio::awaitable<void> tour(asio::any_io_executor ex) {
   bool written = co_await c.fenced_set({.fence_key = "{o:42}:fence", .key = "{o:42}:state", .value = "paid", .token = token},
                                        use_awaitable);   // refused for a stale token
   bool was_held = co_await lock.force_release(use_awaitable);   // whoever holds it
+  redisync::metrics_snapshot m = c.metrics();              // acquires, waits, holds, losses, renewals; any thread
   co_await c.shutdown(5s, use_awaitable);                  // releases every hold, then stops
 }

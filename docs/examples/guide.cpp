@@ -15,6 +15,14 @@ asio::awaitable<void> nested(redisync::owner const& me);
 asio::awaitable<int> write_with_token(std::uint64_t token);
 asio::awaitable<void> body(redisync::held& h);
 
+void watch(redisync::client const& redis) {
+  redisync::metrics_snapshot m = redis.metrics();                        // any thread, a few µs
+  auto const& locks = m.of(redisync::primitive::lock);                   // fair_lock, read_lock, permits, ...
+  std::uint64_t gave_up = locks.acquired(redisync::acquire_outcome::timed_out);
+  std::uint64_t stalled = locks.lost_by(redisync::loss_cause::expired);  // renewals that came too late
+  double mean_wait_s = locks.wait.count ? locks.wait.sum_s / locks.wait.count : 0;
+}
+
 void make_client(asio::any_io_executor ex) {
   redisync::client redis{ex, "redis://:secret@10.0.0.5:6379/0"};   // or a redisync::config
   redis.start();                                                     // or co_spawn(ex, redis.run(use_awaitable), ...)
