@@ -184,6 +184,18 @@ BOOST_AUTO_TEST_CASE(the_demo_runs_every_section_on_its_own_server_and_every_che
   BOOST_TEST(text.find("opposite-order multi-locks never deadlock") != std::string::npos, text);
   BOOST_TEST(text.find("a killed leader is replaced within its lease") != std::string::npos, text);
   BOOST_TEST(text.find("every safety check held") != std::string::npos, text);
+  // The fault sections' picture: an SVG whose caption found no overlap; removed by the test.
+  auto const said = text.find("a picture of sections 3 and 4 (redisync timeline): ");
+  BOOST_TEST_REQUIRE(said != std::string::npos, text);
+  auto const from = text.find(": /", said) + 2;
+  std::filesystem::path const picture = text.substr(from, text.find('\n', from) - from);
+  std::ifstream svg_in{picture};
+  std::string const svg{std::istreambuf_iterator<char>{svg_in}, {}};
+  BOOST_TEST(svg.find("<svg") != std::string::npos, picture);
+  BOOST_TEST(svg.find("SIGSTOP pid") != std::string::npos);
+  BOOST_TEST(svg.find("SIGKILL pid") != std::string::npos);
+  BOOST_TEST(svg.find("overlaps: 0") != std::string::npos);
+  std::filesystem::remove(picture);
 }
 
 // The main job's script runs the tool where the release build puts it (its path in this build,

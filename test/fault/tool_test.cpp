@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <memory>
+#include <set>
 
 using namespace std::chrono_literals;
 using redisync::process::redis_server;
@@ -259,6 +261,62 @@ BOOST_AUTO_TEST_CASE(a_server_that_may_evict_lock_keys_is_a_warning) {
   BOOST_TEST_REQUIRE(r.errors.size() == 1u, r.errors.size() << " lines on stderr");
   BOOST_TEST(r.errors[0].find("warning eviction possible: maxmemory-policy allkeys-lru") != std::string::npos,
              r.errors[0]);
+}
+
+// timeline draws the histories of two stress processes on one lock with a fault written by hand:
+// a lane named per owner, the fault's label and the checks; a call without -o, or with a history
+// it cannot read, is one line naming what is wrong.
+BOOST_AUTO_TEST_CASE(timeline_draws_two_stress_histories_with_a_fault_and_the_checks) {
+  redis_server redis;
+  redisync::test::temp_dir dir;
+  std::vector<std::string> histories;
+  std::vector<std::unique_ptr<redisync::test::child>> stress;
+  for (auto const* tag : {"a", "b"}) {
+    histories.push_back((dir.path / fmt::format("{}.history", tag)).string());
+    stress.push_back(std::make_unique<redisync::test::child>(
+        REDISYNC_TOOL_PATH,
+        std::vector<std::string>{"stress", "--redis", redis.url(), "--lock", "drawn", "--fence-key", "drawn:fence",
+                                 "--iterations", "5", "--hold-ms", "2", "--history", histories.back()},
+        dir.path / fmt::format("{}.out", tag)));
+  }
+  auto const fault_at = redisync::test::monotonic_ns();
+  for (auto& s : stress) {
+    BOOST_TEST_REQUIRE(s->wait(30s));
+    BOOST_TEST_REQUIRE(s->exit_code() == 0);
+  }
+  auto const faults = dir.path / "faults";
+  std::ofstream{faults} << fmt::format(R"({{"t_ns": {}, "fault": "SIGSTOP pid 4242 <by hand>"}})", fault_at) << "\n";
+  auto const svg = (dir.path / "timeline.svg").string();
+  redisync::test::child timeline{REDISYNC_TOOL_PATH,
+                                 {"timeline", histories[0], histories[1], "-o", svg, "--faults", faults.string()},
+                                 dir.path / "timeline.out"};
+  BOOST_TEST_REQUIRE(timeline.wait(20s));
+  BOOST_TEST(timeline.exit_code() == 0);
+  std::ifstream said{dir.path / "timeline.out"};
+  std::string const line{std::istreambuf_iterator<char>{said}, {}};
+  BOOST_TEST(line.find(fmt::format("wrote {}: 2 lanes, 10 holds, 1 faults", svg)) != std::string::npos, line);
+  std::ifstream in{svg};
+  std::string const picture{std::istreambuf_iterator<char>{in}, {}};
+  BOOST_TEST(picture.starts_with("<?xml"));
+  BOOST_TEST(picture.ends_with("</svg>\n"));
+  std::set<std::pair<std::int64_t, std::string>> owners;
+  for (auto const& h : histories) {
+    for (auto const& e : redisync::test::json_lines(h)) {
+      owners.insert({e.at("pid").as_int64(), std::string{e.at("owner").as_string()}});
+    }
+  }
+  BOOST_TEST_REQUIRE(owners.size() == 2u);
+  for (auto const& [pid, owner] : owners) {
+    BOOST_TEST(picture.find(fmt::format("pid {} {}</text>", pid, owner)) != std::string::npos, owner);
+  }
+  BOOST_TEST(picture.find(">SIGSTOP pid 4242 &lt;by hand&gt;</text>") != std::string::npos);
+  BOOST_TEST(picture.find("overlaps: 0 ") != std::string::npos);
+  BOOST_TEST(picture.find("tokens: 0 falls in 10 exclusive holds") != std::string::npos);
+  BOOST_TEST(picture.find("counter: 10 accepted writes, highest value 10: values 1..10 each written once") !=
+             std::string::npos);
+  expect_one_line(run_tool({"timeline", histories[0]}), 2, "timeline", "-o FILE.svg is required");
+  expect_one_line(run_tool({"timeline", "/no/such/run.history", "-o", svg}), 2, "timeline",
+                  "cannot read the history file '/no/such/run.history': No such file or directory");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

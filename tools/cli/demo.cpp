@@ -18,6 +18,7 @@
 #include "cli/demo_coordination.hpp"
 #include "cli/demo_permits.hpp"
 #include "cli/demo_report.hpp"
+#include "cli/demo_timeline.hpp"
 #include "cli/demo_topology.hpp"
 #include "cli/metrics_port.hpp"
 #include "process/child.hpp"
@@ -189,6 +190,14 @@ class demo_run {
     co_return co_await poll(locked);
   }
 
+  // Releases `h` of `me`, logged for the fault sections' picture.
+  asio::awaitable<void> release_logged(owner const& me, held& h) {
+    timeline_.releasing(me.id(), h);
+    auto const token = h.token();
+    co_await h.release(asio::use_awaitable);
+    timeline_.released(me.id(), token);
+  }
+
   // Waits until the process writing `history` has logged that it holds its lock: a pause before
   // then could land while the grant's reply is on its way, which the holder would then take as too
   // late (its lease over) and ask again behind the next holder.
@@ -209,16 +218,20 @@ class demo_run {
         lease.count());
     auto const out = std::filesystem::temp_directory_path() / fmt::format("redisync-demo-{}.json", ::getpid());
     pid_t const child = spawn_stress({"--lock", name, "--iterations", "1", "--hold-ms", "60000",
-                                      "--lease-ms", std::to_string(lease.count())},
+                                      "--lease-ms", std::to_string(lease.count()), "--history",
+                                      timeline_.child_history("crash")},
                                      out);
     bool const locked = co_await wait_until_locked(name);
-    ::kill(child, SIGKILL);
+    timeline_.signal(child, SIGKILL, "SIGKILL");
     ::waitpid(child, nullptr, 0);
     auto const killed = clock_type::now();
     say("   holder pid {} killed (SIGKILL); waiting for the lock", child);
-    auto h = co_await client_.new_owner().lock(name).try_acquire(lease + 2s, asio::use_awaitable);
+    auto const me = client_.new_owner();
+    timeline_.waits(me.id());
+    auto h = co_await me.lock(name).try_acquire(lease + 2s, asio::use_awaitable);
+    if (h) timeline_.acquired(me.id(), *h);
     auto const after = std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - killed);
-    if (h) co_await h->release(asio::use_awaitable);
+    if (h) co_await release_logged(me, *h);
     std::filesystem::remove(out);
     record("a killed holder's lock expires", locked && h && after <= lease + 250ms,
            fmt::format("acquired {} ms after the kill (lease {} ms)", after.count(), lease.count()));
@@ -234,15 +247,18 @@ class demo_run {
     say("4. a separate process takes {} ({} ms lease), reads, and is paused (SIGSTOP) before it writes",
         name, lease.count());
     auto const out = std::filesystem::temp_directory_path() / fmt::format("redisync-demo-{}-b.json", ::getpid());
-    auto const history = std::filesystem::temp_directory_path() / fmt::format("redisync-demo-{}-b.history", ::getpid());
+    auto const history = timeline_.child_history("pause");
     pid_t const child = spawn_stress({"--lock", name, "--iterations", "1", "--hold-ms", "1500", "--lease-ms",
                                       std::to_string(lease.count()), "--fence-key", fence, "--counter", value,
-                                      "--history", history.string()},
+                                      "--history", history},
                                      out);
     bool const locked = co_await wait_until_holder_knows(history);
-    ::kill(child, SIGSTOP);
+    timeline_.signal(child, SIGSTOP, "SIGSTOP");
     say("   holder pid {} paused; this process waits for the lock", child);
-    auto h = co_await client_.new_owner().lock(name).try_acquire(lease + 2s, asio::use_awaitable);
+    auto const me = client_.new_owner();
+    timeline_.waits(me.id());
+    auto h = co_await me.lock(name).try_acquire(lease + 2s, asio::use_awaitable);
+    if (h) timeline_.acquired(me.id(), *h);
     bool accepted = false;
     std::uint64_t token = 0;
     if (h) {
@@ -254,9 +270,10 @@ class demo_run {
                                .token = token, .expected = std::string{before.text()}};
       auto [ec, written] = co_await client_.fenced_set(std::move(w), asio::as_tuple(asio::use_awaitable));
       accepted = !ec && written;
+      timeline_.wrote(me.id(), token, accepted);
       say("   new holder got token {}; its fenced write was {}", token, accepted ? "accepted" : "rejected");
     }
-    ::kill(child, SIGCONT);
+    timeline_.signal(child, SIGCONT, "SIGCONT");
     say("   paused holder resumed (SIGCONT)");
     int status = 0;
     auto const give_up = clock_type::now() + 30s;
@@ -268,12 +285,11 @@ class demo_run {
       }
       co_await sleep(10ms);
     }
-    if (h) co_await h->release(asio::use_awaitable);
+    if (h) co_await release_logged(me, *h);
     std::ifstream in{out};
     std::stringstream text;
     text << in.rdbuf();
     std::filesystem::remove(out);
-    std::filesystem::remove(history);
     std::int64_t rejected = 0, lost = 0;
     try {
       auto const summary = json::parse(text.str()).as_object();
@@ -288,6 +304,8 @@ class demo_run {
     record("a paused holder is fenced off", locked && accepted && rejected == 1 && lost == 1 && kept,
            fmt::format("stale write rejected: {}, loss reported: {}, value kept: {}", rejected == 1,
                        lost == 1, kept));
+    say("   a picture of sections 3 and 4 (redisync timeline): {}",
+        timeline_.draw("redisync demo: a holder killed (3), a holder paused past its lease (4)"));
     resp::request cleanup;
     std::vector<std::string> keys{fence, value};
     for (int k = 0; k < 3; ++k) keys.push_back(prefix_ + "counter:" + std::to_string(k));
@@ -454,6 +472,7 @@ class demo_run {
   std::string url_;
   client client_;
   demo_report report_;
+  demo_timeline timeline_;
   std::string prefix_;
 };
 

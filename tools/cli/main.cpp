@@ -14,6 +14,7 @@ int stress_main(std::vector<std::string> const& args);
 int inspect_main(std::vector<std::string> const& args);
 int bench_main(std::vector<std::string> const& args);
 int top_main(std::vector<std::string> const& args);
+int timeline_main(std::vector<std::string> const& args);
 }  // namespace redisync::cli
 
 namespace {
@@ -30,7 +31,8 @@ constexpr std::string_view usage =
     "            count (--latch); an election's leader and changes (--election)\n"
     "  top       a live view of the locks matching a pattern, sorted by waiters (JSON lines without a\n"
     "            terminal)\n"
-    "  bench     the workloads of WORKLOADS.md (W1-W6), L1, M1, E1 and S1-S5, one JSON line\n";
+    "  bench     the workloads of WORKLOADS.md (W1-W6), L1, M1, E1 and S1-S5, one JSON line\n"
+    "  timeline  an SVG picture of stress histories (--history files), with faults and checks\n";
 
 using command_main = int (*)(std::vector<std::string> const&);
 
@@ -65,6 +67,7 @@ int main(int argc, char** argv) {
   if (command == "stress") return run_command(command, redisync::cli::stress_main, args);
   if (command == "inspect") return run_command(command, redisync::cli::inspect_main, args);
   if (command == "bench") return run_command(command, redisync::cli::bench_main, args);
+  if (command == "timeline") return run_command(command, redisync::cli::timeline_main, args);
   if (command == "top") return run_command(command, redisync::cli::top_main, args);
   std::cerr << "redisync: unknown command '" << command << "'\n\n" << usage;
   return 2;
