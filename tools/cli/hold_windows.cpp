@@ -25,16 +25,29 @@ asio::awaitable<std::tuple<error_code, std::int64_t, std::int64_t, resp::value>>
   resp::request req;
   req.push("ZREMRANGEBYSCORE", side_key(w, w.reads), "-inf", open_after);  // windows that ended
   req.push("ZADD", side_key(w, w.reads), w.until_us, w.member);
-  req.push("ZCOUNT", side_key(w, w.reads), open_after, "+inf");
-  req.push("ZCOUNT", side_key(w, !w.reads), open_after, "+inf");
+  req.push("ZRANGEBYSCORE", side_key(w, w.reads), open_after, "+inf", "WITHSCORES");
+  req.push("ZRANGEBYSCORE", side_key(w, !w.reads), open_after, "+inf", "WITHSCORES");
   req.push("GET", counter);
   auto [ec, replies] = co_await c.exec(std::move(req), asio::as_tuple(asio::use_awaitable));
   if (!ec && replies.size() != 5) ec = error::unexpected_reply;
   if (!ec) ec = check_replies(replies);
+  // Counted as open at the reply, not at the request: a window that ended while the request was
+  // on its way (or while this process was paused, before it sent it) was no longer open when Redis
+  // counted, and counting it would make an overlap of holds that never were at once.
+  auto const now_us = monotonic_ns() / 1000;
+  // (RESP3 answers WITHSCORES with [member, score] pairs, the score a double.)
+  auto const open_at_reply = [now_us](resp::value const& windows) {
+    std::int64_t open = 0;
+    for (auto const& pair : windows.elements()) {
+      auto const e = pair.elements();
+      if (e.size() == 2 && e[1].number() > static_cast<double>(now_us)) ++open;
+    }
+    return open;
+  };
   std::int64_t mine = 0, other = 0;
   if (!ec) {
-    replies[2].as_integer(mine);
-    replies[3].as_integer(other);
+    mine = open_at_reply(replies[2]);
+    other = open_at_reply(replies[3]);
   }
   co_return std::tuple{ec, mine, other, ec ? resp::value{} : std::move(replies[4])};
 }

@@ -26,8 +26,9 @@ struct hold_window {
   std::int64_t until_us = 0;
 };
 
-// Opens `w`; returns the open windows on its side (itself included), on the other side, and the
-// value of `counter`, read in the same round trip.
+// Opens `w`; returns the windows on its side (itself included while it is open) and on the other
+// side that are still open when the reply comes, and the value of `counter`, read in the same
+// round trip.
 boost::asio::awaitable<std::tuple<boost::system::error_code, std::int64_t, std::int64_t, resp::value>> open_window(
     client& c, hold_window const& w, std::string const& counter);
 
