@@ -156,6 +156,9 @@ int run(asio::io_context& ctx, asio::awaitable<int> main) {
   asio::co_spawn(ctx, std::move(main), [&](std::exception_ptr e, int result) {
     code = result;
     failure = e;
+    // A command that failed may leave a client running (the demo's outlives its coroutine): the
+    // failure must end the tool, not wait for work that never ends.
+    if (e) ctx.stop();
   });
   ctx.run();
   if (failure) std::rethrow_exception(failure);

@@ -68,8 +68,8 @@ bool parse(std::string_view command, std::string_view summary, po::options_descr
            po::positional_options_description const& positional, std::vector<std::string> const& args,
            po::variables_map& vm, int& exit_code);
 
-// Runs `main` on `ctx` to completion and returns its exit code; rethrows what `main` threw, once
-// `ctx` has no work left.
+// Runs `main` on `ctx` to completion and returns its exit code once `ctx` has no work left; if
+// `main` throws, stops `ctx` at once and rethrows it.
 int run(boost::asio::io_context& ctx, boost::asio::awaitable<int> main);
 
 // One command through the client; throws on failure or a server error, naming it.

@@ -18,10 +18,9 @@
 #include "cli/demo_coordination.hpp"
 #include "cli/demo_permits.hpp"
 #include "cli/demo_report.hpp"
-#include "cli/demo_timeline.hpp"
+#include "cli/demo_faults.hpp"
 #include "cli/demo_topology.hpp"
 #include "cli/metrics_port.hpp"
-#include "process/child.hpp"
 #include "process/monotonic.hpp"
 
 #include <redisync/redisync.hpp>
@@ -39,9 +38,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 #include <random>
-#include <sstream>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -72,8 +69,7 @@ class demo_run {
     co_await connect(client_);  // a server that refuses us ends the demo here, with the cause
     co_await contention();
     co_await reentrancy();
-    co_await crashed_holder();
-    co_await paused_holder();
+    co_await fault_sections(client_, report_, url_, prefix_);
     co_await fair_queue();
     co_await read_write();
     co_await leased_permits_section(client_, report_, url_, prefix_);
@@ -146,6 +142,11 @@ class demo_run {
     record("mutual exclusion under contention", exact && overlaps == 0,
            fmt::format("counters {} of {} each, {} overlaps, {} local hand-offs", counts,
                        workers / locks * rounds, overlaps, client_.stats().handoffs));
+    std::vector<std::string> counters;
+    for (int k = 0; k < locks; ++k) counters.push_back(prefix_ + "counter:" + std::to_string(k));
+    resp::request cleanup;
+    cleanup.push_range("DEL", counters);
+    co_await cmd(std::move(cleanup));
   }
 
   // 2. A nested call with the same owner re-enters.
@@ -171,8 +172,7 @@ class demo_run {
 
   // Starts `redisync stress` as a separate process; its summary goes to `out`.
   pid_t spawn_stress(std::vector<std::string> args, std::filesystem::path const& out) {
-    args.insert(args.begin(), {"stress", "--redis", url_});
-    return process::spawn_child("/proc/self/exe", args, {.stdout_file = out});
+    return cli::spawn_stress(url_, std::move(args), out);
   }
 
   // Polls the server until `done` holds or 10 s have passed.
@@ -180,139 +180,6 @@ class demo_run {
   asio::awaitable<bool> poll(Condition done) {
     co_return co_await poll_until(std::move(done), 10s, 5ms);
   }
-
-  asio::awaitable<bool> wait_until_locked(std::string const& name) {
-    auto const locked = [&]() -> asio::awaitable<bool> {
-      resp::request req;
-      req.push("EXISTS", name);
-      co_return (co_await cmd(std::move(req))).integer() == 1;
-    };
-    co_return co_await poll(locked);
-  }
-
-  // Releases `h` of `me`, logged for the fault sections' picture.
-  asio::awaitable<void> release_logged(owner const& me, held& h) {
-    timeline_.releasing(me.id(), h);
-    auto const token = h.token();
-    co_await h.release(asio::use_awaitable);
-    timeline_.released(me.id(), token);
-  }
-
-  // Waits until the process writing `history` has logged that it holds its lock: a pause before
-  // then could land while the grant's reply is on its way, which the holder would then take as too
-  // late (its lease over) and ask again behind the next holder.
-  asio::awaitable<bool> wait_until_holder_knows(std::filesystem::path const& history) {
-    auto const knows = [&]() -> asio::awaitable<bool> {
-      std::ifstream in{history};
-      std::string const text{std::istreambuf_iterator<char>{in}, {}};
-      co_return text.find("\"event\":\"acquired\"") != std::string::npos;
-    };
-    co_return co_await poll(knows);
-  }
-
-  // 3. The holder's process dies; its lease runs out and another owner gets the lock.
-  asio::awaitable<void> crashed_holder() {
-    auto const name = prefix_ + "crash";
-    constexpr auto lease = 1000ms;
-    say("3. a separate process takes {} with a {} ms lease and is killed while holding it", name,
-        lease.count());
-    auto const out = std::filesystem::temp_directory_path() / fmt::format("redisync-demo-{}.json", ::getpid());
-    pid_t const child = spawn_stress({"--lock", name, "--iterations", "1", "--hold-ms", "60000",
-                                      "--lease-ms", std::to_string(lease.count()), "--history",
-                                      timeline_.child_history("crash")},
-                                     out);
-    bool const locked = co_await wait_until_locked(name);
-    timeline_.signal(child, SIGKILL, "SIGKILL");
-    ::waitpid(child, nullptr, 0);
-    auto const killed = clock_type::now();
-    say("   holder pid {} killed (SIGKILL); waiting for the lock", child);
-    auto const me = client_.new_owner();
-    timeline_.waits(me.id());
-    auto h = co_await me.lock(name).try_acquire(lease + 2s, asio::use_awaitable);
-    if (h) timeline_.acquired(me.id(), *h);
-    auto const after = std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - killed);
-    if (h) co_await release_logged(me, *h);
-    std::filesystem::remove(out);
-    record("a killed holder's lock expires", locked && h && after <= lease + 250ms,
-           fmt::format("acquired {} ms after the kill (lease {} ms)", after.count(), lease.count()));
-  }
-
-  // 4. The holder is paused past its lease: another owner takes over and writes; the paused one
-  //    resumes, its fenced write is rejected and it reports the loss.
-  asio::awaitable<void> paused_holder() {
-    auto const name = prefix_ + "paused";
-    auto const fence = prefix_ + "fence";
-    auto const value = prefix_ + "fenced-value";
-    constexpr auto lease = 800ms;
-    say("4. a separate process takes {} ({} ms lease), reads, and is paused (SIGSTOP) before it writes",
-        name, lease.count());
-    auto const out = std::filesystem::temp_directory_path() / fmt::format("redisync-demo-{}-b.json", ::getpid());
-    auto const history = timeline_.child_history("pause");
-    pid_t const child = spawn_stress({"--lock", name, "--iterations", "1", "--hold-ms", "1500", "--lease-ms",
-                                      std::to_string(lease.count()), "--fence-key", fence, "--counter", value,
-                                      "--history", history},
-                                     out);
-    bool const locked = co_await wait_until_holder_knows(history);
-    timeline_.signal(child, SIGSTOP, "SIGSTOP");
-    say("   holder pid {} paused; this process waits for the lock", child);
-    auto const me = client_.new_owner();
-    timeline_.waits(me.id());
-    auto h = co_await me.lock(name).try_acquire(lease + 2s, asio::use_awaitable);
-    if (h) timeline_.acquired(me.id(), *h);
-    bool accepted = false;
-    std::uint64_t token = 0;
-    if (h) {
-      token = h->token();
-      resp::request get;
-      get.push("GET", value);
-      auto const before = co_await cmd(std::move(get));
-      redisync::fenced_write w{.fence_key = fence, .key = value, .value = "written-by-the-new-holder",
-                               .token = token, .expected = std::string{before.text()}};
-      auto [ec, written] = co_await client_.fenced_set(std::move(w), asio::as_tuple(asio::use_awaitable));
-      accepted = !ec && written;
-      timeline_.wrote(me.id(), token, accepted);
-      say("   new holder got token {}; its fenced write was {}", token, accepted ? "accepted" : "rejected");
-    }
-    timeline_.signal(child, SIGCONT, "SIGCONT");
-    say("   paused holder resumed (SIGCONT)");
-    int status = 0;
-    auto const give_up = clock_type::now() + 30s;
-    while (::waitpid(child, &status, WNOHANG) == 0) {
-      if (clock_type::now() > give_up) {
-        ::kill(child, SIGKILL);
-        ::waitpid(child, &status, 0);
-        break;
-      }
-      co_await sleep(10ms);
-    }
-    if (h) co_await release_logged(me, *h);
-    std::ifstream in{out};
-    std::stringstream text;
-    text << in.rdbuf();
-    std::filesystem::remove(out);
-    std::int64_t rejected = 0, lost = 0;
-    try {
-      auto const summary = json::parse(text.str()).as_object();
-      rejected = summary.at("rejected").as_int64();
-      lost = summary.at("lost").as_int64();
-    } catch (std::exception const&) {
-    }
-    resp::request get;
-    get.push("GET", value);
-    auto const final_value = co_await cmd(std::move(get));
-    bool const kept = final_value.text() == "written-by-the-new-holder";
-    record("a paused holder is fenced off", locked && accepted && rejected == 1 && lost == 1 && kept,
-           fmt::format("stale write rejected: {}, loss reported: {}, value kept: {}", rejected == 1,
-                       lost == 1, kept));
-    say("   a picture of sections 3 and 4 (redisync timeline): {}",
-        timeline_.draw("redisync demo: a holder killed (3), a holder paused past its lease (4)"));
-    resp::request cleanup;
-    std::vector<std::string> keys{fence, value};
-    for (int k = 0; k < 3; ++k) keys.push_back(prefix_ + "counter:" + std::to_string(k));
-    cleanup.push_range("DEL", keys);
-    co_await cmd(std::move(cleanup));
-  }
-
 
   asio::awaitable<std::int64_t> queued(std::string const& name) {
     resp::request req;
@@ -472,7 +339,6 @@ class demo_run {
   std::string url_;
   client client_;
   demo_report report_;
-  demo_timeline timeline_;
   std::string prefix_;
 };
 

@@ -9,7 +9,6 @@
 #include "cli/demo_coordination.hpp"
 
 #include "cli/demo_children.hpp"
-#include "process/child.hpp"
 #include "process/monotonic.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -31,17 +30,6 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::filesystem::path temp_file(std::string const& what) {
-  return std::filesystem::temp_directory_path() / fmt::format("redisync-demo-{}-{}", ::getpid(), what);
-}
-
-pid_t spawn_stress(std::string const& url, std::vector<std::string> args, std::filesystem::path const& out,
-                   std::optional<std::filesystem::path> history = {}) {
-  args.insert(args.begin(), {"stress", "--redis", url});
-  if (history) args.insert(args.end(), {"--history", history->string()});
-  return process::spawn_child("/proc/self/exe", args, {.stdout_file = out});
-}
 
 // The events of kind `event` in a history file (then removed).
 std::vector<json::object> events_in(std::filesystem::path const& history, std::string_view event) {

@@ -6,7 +6,6 @@
 
 #include "cli/demo_children.hpp"
 #include "primitives/permits/protocol.hpp"
-#include "process/child.hpp"
 
 #include <boost/asio/use_awaitable.hpp>
 
@@ -28,10 +27,10 @@ constexpr int permits = 3;
 
 pid_t spawn_permits_stress(std::string const& url, std::string const& name, std::vector<std::string> more,
                            std::filesystem::path const& out) {
-  std::vector<std::string> args{"stress", "--redis", url, "--lock", name, "--kind", "permits", "--permits",
-                                std::to_string(permits), "--lease-ms", std::to_string(lease.count())};
+  std::vector<std::string> args{"--lock", name, "--kind", "permits", "--permits", std::to_string(permits),
+                                "--lease-ms", std::to_string(lease.count())};
   args.insert(args.end(), more.begin(), more.end());
-  return process::spawn_child("/proc/self/exe", args, {.stdout_file = out});
+  return spawn_stress(url, std::move(args), out);
 }
 
 asio::awaitable<resp::value> ask(client& c, resp::request req) { co_return co_await command(c, std::move(req)); }

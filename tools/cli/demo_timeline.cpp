@@ -1,5 +1,6 @@
 #include "cli/demo_timeline.hpp"
 
+#include "cli/demo_children.hpp"
 #include "cli/timeline_checks.hpp"
 #include "cli/timeline_history.hpp"
 #include "cli/timeline_picture.hpp"
@@ -13,25 +14,17 @@
 
 namespace redisync::cli {
 
-namespace {
-
-std::string in_temp(std::string_view name) {
-  return (std::filesystem::temp_directory_path() / fmt::format("redisync-demo-{}-{}", ::getpid(), name)).string();
-}
-
-}  // namespace
-
 demo_timeline::demo_timeline()
-    : histories_{in_temp("own.history")}, own_{histories_.front()}, faults_{in_temp("faults")} {}
+    : histories_{temp_file("own.history").string()}, own_{histories_.front()}, faults_{temp_file("faults").string()} {}
 
 demo_timeline::~demo_timeline() {
   std::error_code ignored;
   for (auto const& h : histories_) std::filesystem::remove(h, ignored);
-  std::filesystem::remove(in_temp("faults"), ignored);
+  std::filesystem::remove(temp_file("faults"), ignored);
 }
 
 std::string demo_timeline::child_history(std::string_view tag) {
-  histories_.push_back(in_temp(fmt::format("{}.history", tag)));
+  histories_.push_back(temp_file(fmt::format("{}.history", tag)).string());
   std::filesystem::remove(histories_.back());
   return histories_.back();
 }
@@ -51,7 +44,7 @@ void demo_timeline::releasing(std::string_view owner, held const& h) {
 
 std::string demo_timeline::draw(std::string const& title) {
   try {
-    auto const t = read_timeline(histories_, in_temp("faults"), false);
+    auto const t = read_timeline(histories_, temp_file("faults").string(), false);
     auto const picture = std::filesystem::temp_directory_path() / fmt::format("redisync-demo-{}.svg", ::getpid());
     std::ofstream out{picture};
     out << draw_timeline(t, check_timeline(t), title);
