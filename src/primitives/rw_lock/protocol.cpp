@@ -14,6 +14,15 @@ namespace redisync::detail::rw_protocol {
 
 namespace {
 
+// The key of an owner's first read level, `{name}:<owner>:rwlock_timeout:1`.
+std::string first_level_key(std::string_view base, std::string_view owner) {
+  constexpr std::string_view suffix{":rwlock_timeout:1"};
+  std::string out;
+  out.reserve(base.size() + 1 + owner.size() + suffix.size());
+  out.append(base).append(":").append(owner).append(suffix);
+  return out;
+}
+
 class read_renewal_kind final : public sync::renewal_kind {
  public:
   script const& renewal_script() const override { return scripts::rw_renew_reads; }
@@ -22,7 +31,7 @@ class read_renewal_kind final : public sync::renewal_kind {
     // A lock's readers side by side: its keys go once, and the script reads their counts at once.
     std::ranges::stable_sort(holds, {}, [](auto const& h) -> std::string_view { return h->name; });
     script_args args;
-    args.argv.reserve(2 * holds.size() + 2);
+    args.argv.reserve(3 * holds.size() + 2);
     args.argv.push_back(std::to_string(lease.count()));
     // Looking for dead readers costs a renewal a third more: one call in `sweep_every` does.
     args.argv.push_back(calls_.fetch_add(1, std::memory_order_relaxed) % sweep_every == 0 ? "1" : "");
@@ -30,10 +39,12 @@ class read_renewal_kind final : public sync::renewal_kind {
       auto const& name = holds[i]->name;
       std::size_t end = i + 1;
       while (end < holds.size() && holds[end]->name == name) ++end;
-      args.keys.push_back(name);
-      args.keys.push_back(timeout_base_of(name));
+      auto base = timeout_base_of(name);
       args.argv.push_back(std::to_string(end - i));
-      for (; i < end; ++i) args.argv.push_back(holds[i]->owner);
+      for (auto k = i; k < end; ++k) args.argv.push_back(holds[k]->owner);
+      for (; i < end; ++i) args.argv.push_back(first_level_key(base, holds[i]->owner));
+      args.keys.push_back(name);
+      args.keys.push_back(std::move(base));
     }
     return args;
   }
