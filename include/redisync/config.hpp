@@ -67,8 +67,9 @@ struct config {
   // server costs almost nothing. 0 = always sleep at once. Not used with TLS.
   std::chrono::microseconds reply_spin{200};
 
-  // Replication (WAIT): after an acquire, wait until this many replicas have its write, at most
-  // wait_replicas_timeout; fewer undo the hold and fail the acquire with error::not_replicated.
+  // Replication (WAIT): after an acquire (of any primitive), wait until this many replicas have its
+  // write, at most wait_replicas_timeout; fewer give back what it granted and fail the acquire with
+  // error::not_replicated.
   // 0: do not wait. It narrows, never closes, the window in which a failover loses a hold.
   std::uint32_t wait_replicas = 0;
   std::chrono::milliseconds wait_replicas_timeout{1000};

@@ -35,7 +35,7 @@ enum class event_kind : std::uint8_t {
   // noeviction): a lock can vanish under its holder. Once per client and policy.
   eviction_possible,
   // Fewer replicas than config::wait_replicas acknowledged an acquire in time (`detail` says how
-  // many): the hold was released and the acquire failed with error::not_replicated.
+  // many): what it granted was given back and the acquire failed with error::not_replicated.
   not_replicated,
 };
 

@@ -1,5 +1,6 @@
 // Locks through Redis Sentinel: the master found by asking the Sentinels, followed through a
-// failover and a killed master; WAIT met and failed; a wrong master name explained.
+// failover and a killed master; WAIT met and failed, for every primitive; a wrong master name
+// explained.
 
 #include "process/redis_sentinel.hpp"
 #include "support/fault_scenario.hpp"
@@ -27,6 +28,14 @@ asio::awaitable<std::pair<std::optional<held>, std::chrono::milliseconds>> acqui
   }
   co_return std::pair{std::move(out), std::chrono::duration_cast<std::chrono::milliseconds>(
                                           std::chrono::steady_clock::now() - start)};
+}
+
+// Each acquire waits for the set's one replica, at most 300 ms.
+redisync::config waiting_for_the_replica(redis_sentinel_set const& set) {
+  auto cfg = fast_config(set.url());
+  cfg.wait_replicas = 1;
+  cfg.wait_replicas_timeout = 300ms;
+  return cfg;
 }
 
 }  // namespace
@@ -87,10 +96,7 @@ BOOST_AUTO_TEST_CASE(after_the_master_is_killed_locks_are_available_within_down_
 
 BOOST_AUTO_TEST_CASE(wait_met_holds_and_wait_failed_undoes_the_hold_with_a_typed_error) {
   redis_sentinel_set set;
-  auto cfg = fast_config(set.url());
-  cfg.wait_replicas = 1;
-  cfg.wait_replicas_timeout = 300ms;
-  run_client(cfg, [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+  run_client(waiting_for_the_replica(set), [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
     auto me = c.new_owner();
     auto h = co_await me.lock("replicated").acquire(asio::use_awaitable);
     BOOST_TEST(!set.replica().command({"HGET", "replicated", h.owner_id()}).is_null());
@@ -100,6 +106,46 @@ BOOST_AUTO_TEST_CASE(wait_met_holds_and_wait_failed_undoes_the_hold_with_a_typed
     set.replica().send_signal(SIGCONT);
     BOOST_TEST((ec == error::not_replicated));
     BOOST_TEST(set.master().command({"EXISTS", "unreplicated"}).integer() == 0);  // undone
+  });
+}
+
+// Every primitive's acquire waits for the replicas, not only the locks': a semaphore's permits,
+// leased permits and a leadership that too few replicas acknowledged are given back.
+BOOST_AUTO_TEST_CASE(wait_failed_gives_back_semaphore_permits_leased_permits_and_leadership) {
+  redis_sentinel_set set;
+  run_client(waiting_for_the_replica(set), [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto me = c.new_owner();
+    auto const sem = me.semaphore("sem");
+    auto const leased = me.permits("leased");
+    auto const boss = c.election("boss");
+    bool const sem_set = co_await sem.try_set_permits(2, asio::use_awaitable);
+    bool const leased_set = co_await leased.try_set_permits(2, asio::use_awaitable);
+    BOOST_TEST(sem_set);
+    BOOST_TEST(leased_set);
+    // Met: the grants are on the replica when the acquires answer.
+    co_await sem.acquire(1, asio::use_awaitable);
+    BOOST_TEST(set.replica().command({"GET", "sem"}).text() == "1");
+    co_await sem.release(1, asio::use_awaitable);
+    auto permit = co_await leased.acquire(1, asio::use_awaitable);
+    BOOST_TEST(set.replica().command({"HGET", "redisync_permits_holders:{leased}", "used"}).text() == "1");
+    co_await permit.release(asio::use_awaitable);
+    auto leader = co_await boss.campaign("first", asio::use_awaitable);
+    BOOST_TEST(set.replica().command({"EXISTS", "redisync_election:{boss}"}).integer() == 1);
+    co_await leader.release(asio::use_awaitable);
+    // Failed: each acquire ends with not_replicated, and the master has nothing of it.
+    set.replica().send_signal(SIGSTOP);
+    auto [sem_ec] = co_await sem.acquire(1, tuple_awaitable);
+    auto [leased_ec, no_permit] = co_await leased.acquire(1, tuple_awaitable);
+    auto [boss_ec, no_leader] = co_await boss.campaign("second", tuple_awaitable);
+    set.replica().send_signal(SIGCONT);
+    BOOST_TEST((sem_ec == error::not_replicated));
+    BOOST_TEST(set.master().command({"GET", "sem"}).text() == "2");
+    BOOST_TEST((leased_ec == error::not_replicated));
+    BOOST_TEST(set.master().command({"EXISTS", "redisync_permits_holders:{leased}"}).integer() == 0);
+    BOOST_TEST((boss_ec == error::not_replicated));
+    BOOST_TEST(set.master().command({"EXISTS", "redisync_election:{boss}"}).integer() == 0);
+    auto const now_leading = co_await boss.leader(asio::use_awaitable);
+    BOOST_TEST(!now_leading.has_value());
   });
 }
 

@@ -6,6 +6,7 @@
 #include "script/runner.hpp"
 #include "sync/launch.hpp"
 #include "sync/launch_acquire.hpp"
+#include "sync/replicas.hpp"
 #include "sync/validate.hpp"
 
 #include <scripts.hpp>
@@ -35,7 +36,10 @@ void start_campaign_for(core_type const& core, std::string const& name, std::str
   // A candidate of its own: a campaign never re-enters another's leadership.
   auto candidate = core->id() + ":" + std::to_string(core->next_owner_number());
   detail::lock_protocol::acquire_args a{proto::lock_key_of(name), std::move(candidate), std::nullopt, wait, false};
-  detail::sync::launch_acquire<proto::campaign_acquire>(core, std::move(a), std::move(h), name, std::move(value));
+  // Made, not assigned: Asio 1.26's any_completion_handler move assignment recurses without end.
+  asio::any_completion_handler<Signature> confirmed = detail::sync::replicated_hold(core, a.name, std::move(h));
+  detail::sync::launch_acquire<proto::campaign_acquire>(core, std::move(a), std::move(confirmed), name,
+                                                        std::move(value));
 }
 
 // The resignation is logged only while the candidate still leads; the release comes whatever the

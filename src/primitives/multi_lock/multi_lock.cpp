@@ -2,9 +2,9 @@
 
 #include "primitives/multi_lock/take.hpp"
 #include "primitives/rw_lock/protocol.hpp"
-#include "primitives/lock/replicas.hpp"
 #include "sync/client_core.hpp"
 #include "sync/launch.hpp"
+#include "sync/replicas.hpp"
 #include "sync/validate.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -153,7 +153,7 @@ asio::awaitable<std::tuple<error_code, std::vector<held>>> acquire_all(
     if (taken.ec) co_return co_await fail(taken.ec);
     if (!taken.busy) {
       for (std::size_t k = 0; k < group_at.size(); ++k) got[group_at[k]] = std::move(taken.guards[k]);
-      if (auto ec = co_await detail::lock_protocol::confirm_replicas(*core, ordered[first].slot, ordered[first].name)) co_return co_await fail(ec);
+      if (auto ec = co_await detail::sync::confirm_replicas(*core, ordered[first].slot, ordered[first].name)) co_return co_await fail(ec);
       continue;
     }
     auto const busy = group_at[*taken.busy];

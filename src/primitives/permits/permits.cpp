@@ -3,6 +3,7 @@
 #include "primitives/permits/acquire.hpp"
 #include "primitives/permits/protocol.hpp"
 #include "sync/launch.hpp"
+#include "sync/replicas.hpp"
 #include "sync/validate.hpp"
 
 #include <scripts.hpp>
@@ -48,7 +49,10 @@ void start(std::shared_ptr<detail::sync::client_core> const& core, std::string c
            std::int64_t k, std::optional<std::chrono::milliseconds> lease,
            std::optional<std::chrono::milliseconds> wait, bool fair, asio::any_completion_handler<Signature> h) {
   if (!core) return detail::sync::fail_at_once(std::move(h), error::empty_handle);
-  proto::start_acquire(k, fair, core, {std::move(name), proto::new_permit_id(owner), lease, wait}, std::move(h));
+  // Made, not assigned: Asio 1.26's any_completion_handler move assignment recurses without end.
+  asio::any_completion_handler<Signature> confirmed = detail::sync::replicated_hold(core, name, std::move(h));
+  proto::start_acquire(k, fair, core, {std::move(name), proto::new_permit_id(owner), lease, wait},
+                       std::move(confirmed));
 }
 
 }  // namespace

@@ -3,11 +3,14 @@
 #include "primitives/semaphore/acquire.hpp"
 #include "primitives/semaphore/release.hpp"
 #include "sync/launch.hpp"
+#include "sync/replicas.hpp"
 #include "sync/validate.hpp"
 
 #include <scripts.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/system_executor.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 namespace redisync {
 
@@ -48,11 +51,29 @@ asio::awaitable<std::tuple<error_code, bool>> try_set(core_type core, std::strin
   co_return std::tuple{ec, !ec && set == 1};
 }
 
+// What an acquire answered: permits taken (acquire: always; try_acquire: when it says so).
+bool taken() { return true; }
+bool taken(bool got) { return got; }
+
+// Permits taken whose grant too few replicas acknowledged (config::wait_replicas) go back.
+asio::awaitable<void> give_back(core_type core, std::string name, std::string owner, std::int64_t k) {
+  auto const release = [&](auto h) {
+    proto::start_release(core, name, owner, k, asio::any_completion_handler<void(error_code)>{std::move(h)});
+  };
+  auto token = asio::as_tuple(asio::use_awaitable);
+  co_await asio::async_initiate<decltype(token), void(error_code)>(release, token);
+}
+
 template <class Signature>
 void start(core_type const& core, std::string owner, std::string name, std::int64_t k,
            std::optional<std::chrono::milliseconds> wait, asio::any_completion_handler<Signature> h) {
   if (!core) return detail::sync::fail_at_once(std::move(h), error::empty_handle);
-  proto::start_acquire(core, {std::move(name), std::move(owner), k, wait}, std::move(h));
+  auto const granted = [](auto&... answer) { return taken(answer...); };
+  auto const give_back_taken = [core, name, owner, k](auto&...) { return give_back(core, name, owner, k); };
+  // Made, not assigned: Asio 1.26's any_completion_handler move assignment recurses without end.
+  asio::any_completion_handler<Signature> confirmed =
+      detail::sync::replicated(core, name, std::move(h), granted, give_back_taken);
+  proto::start_acquire(core, {std::move(name), std::move(owner), k, wait}, std::move(confirmed));
 }
 
 }  // namespace

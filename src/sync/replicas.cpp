@@ -1,12 +1,12 @@
-#include "primitives/lock/replicas.hpp"
+#include "sync/replicas.hpp"
 
 #include "routing/exec_one.hpp"
 
 #include <fmt/core.h>
 
-namespace redisync::detail::lock_protocol {
+namespace redisync::detail::sync {
 
-boost::asio::awaitable<io::error_code> confirm_replicas(sync::client_core& core, routing::slot_type slot,
+boost::asio::awaitable<io::error_code> confirm_replicas(client_core& core, routing::slot_type slot,
                                                         std::string_view name) {
   auto const& cfg = core.cfg();
   if (cfg.wait_replicas == 0) co_return io::error_code{};
@@ -23,4 +23,4 @@ boost::asio::awaitable<io::error_code> confirm_replicas(sync::client_core& core,
   co_return io::error_code{error::not_replicated};
 }
 
-}  // namespace redisync::detail::lock_protocol
+}  // namespace redisync::detail::sync
