@@ -155,18 +155,6 @@ BOOST_AUTO_TEST_CASE(an_empty_name_a_foreign_hash_a_lease_too_short_and_a_full_d
                   1, "stress", "the history file '/dev/full' is incomplete: No space left on device");
 }
 
-// With --retry-ms, an acquire refused for what it asks (more permits than the semaphore has, as
-// after a restart without persistence) is not tried again for ever: stress ends and names it.
-BOOST_AUTO_TEST_CASE(stress_does_not_retry_for_ever_an_acquire_that_asks_for_more_permits_than_there_are) {
-  redis_server redis;
-  redis.command({"HSET", "pool", "permits", "0"});  // leased permits, none in all
-  auto const r = run_tool({"stress", "--redis", redis.url(), "--lock", "pool", "--kind", "permits", "--permits", "2",
-                           "--workers", "2", "--iterations", "3", "--retry-ms", "10"});
-  BOOST_TEST(r.exit_code == 1);
-  BOOST_TEST_REQUIRE(!r.errors.empty());
-  BOOST_TEST(r.errors[0].find("more permits") != std::string::npos, r.errors[0]);
-}
-
 // inspect --latch reads a latch's count and listeners, says a missing key is an open latch, and
 // names a key that holds no count.
 BOOST_AUTO_TEST_CASE(inspect_reads_a_latch_and_names_a_key_that_is_none) {

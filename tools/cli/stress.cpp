@@ -29,24 +29,12 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using boost::system::error_code;
 
-namespace {
-
-// An acquire refused for what it asks, not for the moment it asks: trying again cannot help (a
-// semaphore that has fewer permits in all than asked for, after a restart without persistence).
-bool refused_as_asked(error_code ec) {
-  return ec == error::too_many_permits || ec == error::invalid_argument || ec == error::wrong_type ||
-         ec == error::upgrade_refused || ec == error::too_deep || ec == error::cross_slot ||
-         ec == error::token_exhausted;
-}
-
-}  // namespace
-
 asio::awaitable<bool> acquire_failed(stress_options const& o, totals& t, history_log& log, error_report& report,
                                     std::string_view owner, error_code ec) {
   ++t.errors;
   report.add("acquire", ec);
   log.write("error", owner, 0, {{"detail", ec.message()}});
-  if (o.retry_ms <= 0 || refused_as_asked(ec)) co_return false;
+  if (o.retry_ms <= 0) co_return false;
   asio::steady_timer pause{co_await asio::this_coro::executor, std::chrono::milliseconds{o.retry_ms}};
   co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
   co_return true;
@@ -339,8 +327,7 @@ int stress_main(std::vector<std::string> const& args) {
       ("fence-key", po::value<std::string>(), "write through a script that rejects stale fencing tokens")
       ("history", po::value<std::string>(), "append one JSON line per event to this file")
       ("retry-ms", po::value(&o.retry_ms)->default_value(0),
-       "after a failed acquire, try again after this pause instead of going on to the next iteration "
-       "(not after a refusal of what it asks, such as more permits than there are)");
+       "after a failed acquire, try again after this pause instead of going on to the next iteration");
   add_metrics_options(options);
   po::variables_map vm;
   int code = 0;
