@@ -110,7 +110,8 @@ BOOST_AUTO_TEST_CASE(wait_met_holds_and_wait_failed_undoes_the_hold_with_a_typed
 }
 
 // Every primitive's acquire waits for the replicas, not only the locks': a semaphore's permits,
-// leased permits and a leadership that too few replicas acknowledged are given back.
+// leased permits and a leadership that too few replicas acknowledged are given back (the
+// leadership resigned).
 BOOST_AUTO_TEST_CASE(wait_failed_gives_back_semaphore_permits_leased_permits_and_leadership) {
   redis_sentinel_set set;
   run_client(waiting_for_the_replica(set), [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
@@ -146,6 +147,10 @@ BOOST_AUTO_TEST_CASE(wait_failed_gives_back_semaphore_permits_leased_permits_and
     BOOST_TEST(set.master().command({"EXISTS", "redisync_election:{boss}"}).integer() == 0);
     auto const now_leading = co_await boss.leader(asio::use_awaitable);
     BOOST_TEST(!now_leading.has_value());
+    // Observers saw the failed campaign elected: its resignation tells them it ended.
+    auto const last_change = set.master().command({"XREVRANGE", "redisync_election_log:{boss}", "+", "-", "COUNT", "1"});
+    BOOST_TEST_REQUIRE(last_change.elements().size() == 1u);
+    BOOST_TEST(last_change.elements()[0].elements()[1].elements()[1].text() == "resigned");
   });
 }
 

@@ -29,19 +29,6 @@ namespace {
 
 using core_type = std::shared_ptr<detail::sync::client_core>;
 
-template <class Signature>
-void start_campaign_for(core_type const& core, std::string const& name, std::string value,
-              std::optional<std::chrono::milliseconds> wait, asio::any_completion_handler<Signature> h) {
-  if (!core) return detail::sync::fail_at_once(std::move(h), error::empty_handle);
-  // A candidate of its own: a campaign never re-enters another's leadership.
-  auto candidate = core->id() + ":" + std::to_string(core->next_owner_number());
-  detail::lock_protocol::acquire_args a{proto::lock_key_of(name), std::move(candidate), std::nullopt, wait, false};
-  // Made, not assigned: Asio 1.26's any_completion_handler move assignment recurses without end.
-  asio::any_completion_handler<Signature> confirmed = detail::sync::replicated_hold(core, a.name, std::move(h));
-  detail::sync::launch_acquire<proto::campaign_acquire>(core, std::move(a), std::move(confirmed), name,
-                                                        std::move(value));
-}
-
 // The resignation is logged only while the candidate still leads; the release comes whatever the
 // log said (leadership is given up either way), and its error is the one that counts.
 asio::awaitable<std::tuple<error_code>> resign_and_release(core_type core, std::string name,
@@ -60,6 +47,34 @@ asio::awaitable<std::tuple<error_code>> resign_and_release(core_type core, std::
                                                                 core->router().slot_of(lock), args);
   auto [rec] = co_await release();
   co_return std::tuple{rec ? rec : ec};
+}
+
+// Resigns `leadership`, whatever comes of it.
+asio::awaitable<void> resign_quietly(core_type core, std::string name, held& leadership) {
+  using release_handler = asio::any_completion_handler<void(error_code)>;
+  std::function<void(release_handler)> release = [op = leadership.release(asio::deferred)](release_handler h) mutable {
+    std::move(op)(std::move(h));
+  };
+  detail::resignation r{leadership.owner_id(), leadership.token(), leadership.is_held(), std::move(release)};
+  co_await resign_and_release(std::move(core), std::move(name), std::move(r));
+}
+
+template <class Signature>
+void start_campaign_for(core_type const& core, std::string const& name, std::string value,
+              std::optional<std::chrono::milliseconds> wait, asio::any_completion_handler<Signature> h) {
+  if (!core) return detail::sync::fail_at_once(std::move(h), error::empty_handle);
+  // A candidate of its own: a campaign never re-enters another's leadership.
+  auto candidate = core->id() + ":" + std::to_string(core->next_owner_number());
+  detail::lock_protocol::acquire_args a{proto::lock_key_of(name), std::move(candidate), std::nullopt, wait, false};
+  // A leadership too few replicas acknowledged (config::wait_replicas) is resigned: observers, who
+  // saw it elected, see it end.
+  auto const granted = [](auto& result) { return detail::sync::hold_in(result) != nullptr; };
+  auto const give_back = [core, name](auto& result) { return resign_quietly(core, name, *detail::sync::hold_in(result)); };
+  // Made, not assigned: Asio 1.26's any_completion_handler move assignment recurses without end.
+  asio::any_completion_handler<Signature> confirmed =
+      detail::sync::replicated(core, a.name, std::move(h), granted, give_back);
+  detail::sync::launch_acquire<proto::campaign_acquire>(core, std::move(a), std::move(confirmed), name,
+                                                        std::move(value));
 }
 
 asio::awaitable<std::tuple<error_code, std::optional<leader_info>>> read_leader(core_type core, std::string name) {
