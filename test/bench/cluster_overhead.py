@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""W1, W2 and W3 on one standalone redis-server and on a 3-master, 3-replica Redis Cluster, in one
-run, alternating: speed, the client's CPU per operation (the bench process's user + system time)
-and the servers' (INFO cpu of every master), and Redis commands per operation (INFO commandstats
-of every master). The point is overhead, not scaling: on 2 cores the cluster's three masters share
-the CPUs the one server has alone.
+"""W1, W2 and W3 on one standalone redis-server and on a 3-master Redis Cluster, in one run,
+alternating: speed, the client's CPU per operation (the bench process's user + system time) and the
+servers' (INFO cpu of every master), and Redis commands per operation (INFO commandstats of every
+master). The point is overhead, not scaling: on 2 cores the cluster's three masters share the CPUs
+the one server has alone. Every master, the standalone one too, has REPLICAS replicas (1, as in the
+cluster tests' fixture, or 0): a replica wakes for its master's writes and takes CPU time from the
+client, so only like against like measures what the cluster itself costs the client.
 
-    python3 test/bench/cluster_overhead.py [TOOL] [ROUNDS]   # TOOL: build/release/tools/cli/redisync
+    python3 test/bench/cluster_overhead.py [TOOL] [ROUNDS] [REPLICAS]   # TOOL: build/release/tools/cli/redisync
 """
 import json
 import os
@@ -20,6 +22,7 @@ import time
 
 TOOL = sys.argv[1] if len(sys.argv) > 1 else "build/release/tools/cli/redisync"
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+REPLICAS = int(sys.argv[3]) if len(sys.argv) > 3 else 1
 WORKLOADS = ["W1", "W2", "W3"]
 # W3's default 20,000 operations take a quarter of a second: too short for CPU times in 10 ms
 # steps; ten times as many make the client's CPU per operation steady to a few percent.
@@ -89,13 +92,13 @@ class servers:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def make_cluster(s):
-    ports = [free_port() for _ in range(6)]
+def make_cluster(s, replicas):
+    ports = [free_port() for _ in range(3 * (1 + replicas))]
     for p in ports:
         s.start(p, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                 "--cluster-node-timeout", "2000")
     subprocess.run(["redis-cli", "--cluster", "create", *[f"127.0.0.1:{p}" for p in ports],
-                    "--cluster-replicas", "1", "--cluster-yes"], capture_output=True, check=True, timeout=60)
+                    "--cluster-replicas", str(replicas), "--cluster-yes"], capture_output=True, check=True, timeout=60)
     for _ in range(400):
         if all("cluster_state:ok" in cli(p, "CLUSTER", "INFO") for p in ports):
             break
@@ -129,7 +132,9 @@ def main():
     try:
         standalone = free_port()
         s.start(standalone)
-        cluster_url, masters = make_cluster(s)
+        for _ in range(REPLICAS):
+            s.start(free_port(), "--replicaof", "127.0.0.1", str(standalone))
+        cluster_url, masters = make_cluster(s, REPLICAS)
         targets = {"standalone": (f"redis://127.0.0.1:{standalone}", [standalone]),
                    "cluster": (cluster_url, masters)}
         results = {(t, w): [] for t in targets for w in WORKLOADS}
