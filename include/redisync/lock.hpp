@@ -151,17 +151,20 @@ class lock {
   template <class Signature, class Token>
   auto initiate(duration lease, duration wait, Token&& token) const {
     return boost::asio::async_initiate<Token, Signature>(
-        [core = core_, owner = owner_, name = name_, lease, wait, kind = kind_, spin = spin_](auto h) mutable {
-          start_acquire(core, std::move(owner), std::move(name), lease, wait, kind, spin,
+        [core = core_, owner = owner_, name = name_, lease, wait, kind = kind_, spin = spin_,
+         counted = counted_](auto h) mutable {
+          start_acquire(core, std::move(owner), std::move(name), lease, wait, kind, spin, counted,
                         boost::asio::any_completion_handler<Signature>{std::move(h)});
         },
         token);
   }
 
   static void start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
-                            lock_kind kind, bool spin, boost::asio::any_completion_handler<acquire_signature> h);
+                            lock_kind kind, bool spin, bool counted,
+                            boost::asio::any_completion_handler<acquire_signature> h);
   static void start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
-                            lock_kind kind, bool spin, boost::asio::any_completion_handler<try_acquire_signature> h);
+                            lock_kind kind, bool spin, bool counted,
+                            boost::asio::any_completion_handler<try_acquire_signature> h);
   static void start_release(core_ptr const& core, std::string const& owner, std::string const& name, lock_kind kind,
                             boost::asio::any_completion_handler<void(boost::system::error_code)> h);
   static void start_force_release(core_ptr const& core, std::string const& name, lock_kind kind,
@@ -179,6 +182,7 @@ class lock {
   std::string name_;
   lock_kind kind_ = lock_kind::reentrant;
   bool spin_ = false;
+  bool counted_ = true;  // false for a multi-lock's member: the multi-lock counts its acquire
 };
 
 }  // namespace redisync

@@ -169,6 +169,9 @@ class multi_lock {
 
   // Whether a member is a handle of another client (or of none).
   static bool foreign(core_ptr const& core, std::vector<lock> const& members);
+  // The members, marked so that the acquire of one waited for is not counted in the metrics as a
+  // lock's: the multi-lock counts its call.
+  static std::vector<lock> as_members(std::vector<lock> members);
   static void start_acquire(core_ptr const& core, std::string owner, std::vector<lock> members, duration lease,
                             duration wait, boost::asio::any_completion_handler<acquire_signature> h);
   static void start_acquire(core_ptr const& core, std::string owner, std::vector<lock> members, duration lease,

@@ -393,7 +393,7 @@ void acquire_op::finish(error_code ec) {
 }
 
 void acquire_op::report(error_code ec, bool held) {
-  if (auto const counted = counted_as()) {
+  if (auto const counted = p_.counted ? counted_as() : std::nullopt) {
     host_->metrics().acquire_ended(*counted, p_.name, metrics::outcome_of(ec, held), host_->now() - started_);
   }
   complete(ec, held);

@@ -95,6 +95,9 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
     // Waits by polling (spin_backoff) instead of listening on the channel, which it never joins:
     // for ACLs that deny channels. This client's own wake-ups and hand-offs still reach it.
     bool spin = false;
+    // Its outcome and wait go in the metrics; not a multi-lock's member's: the multi-lock counts
+    // its own call.
+    bool counted = true;
   };
 
   acquire_op(std::shared_ptr<wait_host> host, params p);

@@ -1,11 +1,13 @@
 // client::metrics() against a real redis-server: acquires counted by primitive and outcome, wait and
 // hold times in their histograms, losses by cause, renewals, connections, traffic and script
-// loads, and names counted by group only when asked.
+// loads, names counted by group only when asked, and a multi-lock's acquire counted once.
 
 #include <redisync/redisync.hpp>
 
 #include "support/lock_fixture.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -27,6 +29,7 @@ constexpr std::array holding_kinds{primitive::fair_lock, primitive::read_lock, p
 
 // Out of the coroutines: GCC 12 mishandles braced lists of string literals in a coroutine frame.
 std::vector<std::string> names_in_groups() { return {"orders:1", "orders:2", "users:7", "plain", "carts:3"}; }
+std::vector<std::string> multi_names() { return {"m:multi:a", "m:multi:b"}; }
 std::map<std::string, std::uint64_t> acquires_expected_by_group() { return {{"orders", 2}, {"users", 1}, {"other", 2}}; }
 
 asio::awaitable<void> take_and_release(redisync::lock l) {
@@ -137,6 +140,34 @@ BOOST_FIXTURE_TEST_CASE(losses_are_counted_by_cause, lock_env) {
         BOOST_TEST(m.holds == 0u);
       },
       [](redisync::config& cfg) { cfg.watchdog_lease = 300ms; });
+}
+
+BOOST_FIXTURE_TEST_CASE(a_multi_lock_that_waits_for_a_member_counts_one_multi_lock_acquire_and_no_lock_acquire,
+                        lock_env) {
+  run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+    auto const other = c.new_owner();
+    auto const me = c.new_owner();
+    auto busy = co_await other.lock("m:multi:b").acquire(asio::use_awaitable);
+    std::optional<redisync::multi_held> got;
+    auto take_both = [&]() -> asio::awaitable<void> {
+      got = co_await me.locks(multi_names()).acquire(asio::use_awaitable);
+    };
+    asio::co_spawn(ctx, take_both(), asio::detached);
+    co_await redisync::test::wait_until([&] { return c.stats().waiters == 1; }, 5s);
+    co_await busy.release(asio::use_awaitable);
+    co_await redisync::test::wait_until([&] { return got.has_value(); }, 5s);
+    BOOST_TEST_REQUIRE(got.has_value());
+    co_await got->release(asio::use_awaitable);
+
+    auto const m = c.metrics();
+    BOOST_TEST(m.of(primitive::multi_lock).acquired(acquire_outcome::acquired) == 1u);
+    BOOST_TEST(m.of(primitive::multi_lock).wait.count == 1u);
+    // The other owner's acquire only: the member waited for is part of the multi-lock's acquire.
+    BOOST_TEST(m.of(primitive::lock).acquired(acquire_outcome::acquired) == 1u);
+    BOOST_TEST(m.of(primitive::lock).wait.count == 1u);
+    // Each member's hold counts as a lock's, the other owner's too.
+    BOOST_TEST(m.of(primitive::lock).hold.count == 3u);
+  });
 }
 
 BOOST_FIXTURE_TEST_CASE(a_script_the_server_lost_is_loaded_once_and_counted, lock_env) {

@@ -24,6 +24,7 @@ struct acquire_args {
   std::optional<std::chrono::milliseconds> lease;  // nothing: the watchdog lease, renewed
   std::optional<std::chrono::milliseconds> wait;   // nothing: wait until held
   bool spin = false;                               // wait by polling, not on the channel
+  bool counted = true;                             // see sync::acquire_op::params::counted
 };
 
 // Starts an acquire on the client's strand; `h` completes on its own executor.

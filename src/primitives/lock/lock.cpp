@@ -44,15 +44,16 @@ void start(std::shared_ptr<detail::sync::client_core> const& core, proto::acquir
 }  // namespace
 
 void lock::start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
-                         lock_kind kind, bool spin, asio::any_completion_handler<acquire_signature> h) {
+                         lock_kind kind, bool spin, bool counted, asio::any_completion_handler<acquire_signature> h) {
   if (!core) return detail::sync::fail_at_once(std::move(h), error::empty_handle);
-  start(core, {std::move(name), std::move(owner), lease, wait, spin}, kind, std::move(h));
+  start(core, {std::move(name), std::move(owner), lease, wait, spin, counted}, kind, std::move(h));
 }
 
 void lock::start_acquire(core_ptr const& core, std::string owner, std::string name, duration lease, duration wait,
-                         lock_kind kind, bool spin, asio::any_completion_handler<try_acquire_signature> h) {
+                         lock_kind kind, bool spin, bool counted,
+                         asio::any_completion_handler<try_acquire_signature> h) {
   if (!core) return detail::sync::fail_at_once(std::move(h), error::empty_handle);
-  start(core, {std::move(name), std::move(owner), lease, wait, spin}, kind, std::move(h));
+  start(core, {std::move(name), std::move(owner), lease, wait, spin, counted}, kind, std::move(h));
 }
 
 void lock::start_release(core_ptr const& core, std::string const& owner, std::string const& name, lock_kind kind,

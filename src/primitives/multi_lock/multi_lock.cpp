@@ -204,10 +204,15 @@ bool multi_lock::foreign(core_ptr const& core, std::vector<lock> const& members)
   return std::any_of(members.begin(), members.end(), [&](lock const& m) { return m.core_ != core; });
 }
 
+std::vector<lock> multi_lock::as_members(std::vector<lock> members) {
+  for (auto& m : members) m.counted_ = false;
+  return members;
+}
+
 void multi_lock::start_acquire(core_ptr const& core, std::string owner, std::vector<lock> members, duration lease,
                                duration wait, asio::any_completion_handler<acquire_signature> h) {
   bool const other_client = foreign(core, members);
-  start<acquire_signature>(core, std::move(owner), std::move(members), other_client, lease, wait, std::move(h),
+  start<acquire_signature>(core, std::move(owner), as_members(std::move(members)), other_client, lease, wait, std::move(h),
                            [](auto& handler, error_code ec, std::vector<held> guards) {
                              // acquire() holds or fails: a wait that ran out is a timeout.
                              if (!ec && guards.empty()) ec = error::timeout;
@@ -218,7 +223,7 @@ void multi_lock::start_acquire(core_ptr const& core, std::string owner, std::vec
 void multi_lock::start_acquire(core_ptr const& core, std::string owner, std::vector<lock> members, duration lease,
                                duration wait, asio::any_completion_handler<try_acquire_signature> h) {
   bool const other_client = foreign(core, members);
-  start<try_acquire_signature>(core, std::move(owner), std::move(members), other_client, lease, wait, std::move(h),
+  start<try_acquire_signature>(core, std::move(owner), as_members(std::move(members)), other_client, lease, wait, std::move(h),
                                [](auto& handler, error_code ec, std::vector<held> guards) {
                                  if (ec || guards.empty()) return handler.complete(ec, std::nullopt);
                                  handler.complete(ec, std::optional<multi_held>{multi_held{std::move(guards)}});
