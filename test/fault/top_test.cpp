@@ -1,6 +1,6 @@
 // `redisync top` against a live stress run: without a terminal it prints one snapshot as JSON
 // lines; in a terminal (a tmux pane, driven by send-keys and read by capture-pane) it shows the
-// matching locks, changes its order on a key and quits on another.
+// matching locks and leased permits, changes its order on a key and quits on another.
 
 #include "process/redis_server.hpp"
 #include "support/processes.hpp"
@@ -80,10 +80,16 @@ BOOST_AUTO_TEST_CASE(top_shows_live_locks_in_a_terminal_sorts_on_a_key_and_quits
              {"stress", "--redis", redis.url(), "--lock", "top:b", "--kind", "fair", "--workers", "3", "--iterations",
               "100000000", "--hold-ms", "5"},
              dir.path / "b.out"};
+  // Leased permits, 2 of them for 3 workers.
+  child permits{REDISYNC_TOOL_PATH,
+                {"stress", "--redis", redis.url(), "--lock", "top:c", "--kind", "permits", "--permits", "2",
+                 "--workers", "3", "--iterations", "100000000", "--hold-ms", "5"},
+                dir.path / "c.out"};
   BOOST_TEST_REQUIRE(redisync::test::poll_until(
-      [&] { return redis.command({"EXISTS", "top:a", "top:b"}).integer() == 2; }, 15s));
+      [&] { return redis.command({"EXISTS", "top:a", "top:b", "top:c"}).integer() == 3; }, 15s));
 
-  // No terminal: one snapshot as JSON lines, one per lock, and the command ends.
+  // No terminal: one snapshot as JSON lines, one per lock or permits (inspect --json's), and the
+  // command ends. The permits' keys beside top:c are no rows of their own.
   child snapshot{REDISYNC_TOOL_PATH, {"top", "--redis", redis.url(), "--match", "top:*"}, dir.path / "snapshot"};
   BOOST_TEST_REQUIRE(snapshot.wait(20s));
   BOOST_TEST(snapshot.exit_code() == 0);
@@ -92,22 +98,29 @@ BOOST_AUTO_TEST_CASE(top_shows_live_locks_in_a_terminal_sorts_on_a_key_and_quits
     names.insert(std::string{line.at("name").as_string()});
     BOOST_TEST(line.contains("holders"));
     BOOST_TEST(line.contains("fair_queue"));
+    if (line.at("name") == "top:c") {
+      BOOST_TEST(line.at("type") == "permits");
+      BOOST_TEST(line.at("permits").as_int64() == 2);
+      BOOST_TEST(line.at("permits_free").as_int64() <= 2);
+    }
   }
-  BOOST_TEST((names == std::set<std::string>{"top:a", "top:b"}));
+  BOOST_TEST((names == std::set<std::string>{"top:a", "top:b", "top:c"}));
 
   // A terminal: the live view.
   tmux_server tmux{dir.path};
   std::string const command = std::string{REDISYNC_TOOL_PATH} + " top --redis " + redis.url() + " --match 'top:*'";
   BOOST_TEST_REQUIRE(tmux.run({"new-session", "-d", "-s", "top", "-x", "160", "-y", "30", command}) == 0);
-  auto text = tmux.wait_for({"sorted by waiters", "top:a", "top:b", "fair"});
-  BOOST_TEST_REQUIRE(shows(text, "top:b"), text);
-  BOOST_TEST(shows(text, "2 lock(s)"), text);
+  auto text = tmux.wait_for({"sorted by waiters", "top:a", "top:b", "top:c", "fair", "/2 free"});
+  BOOST_TEST_REQUIRE(shows(text, "top:c"), text);
+  BOOST_TEST(shows(text, "2 lock(s), 1 permits"), text);
+  BOOST_TEST(shows(text, "/2 free"), text);
   BOOST_TEST(shows(text, "SUBS"), text);
-  // 'n' sorts by name at once: top:a above top:b.
+  // 'n' sorts by name at once: top:a above top:b above top:c.
   BOOST_TEST(tmux.run({"send-keys", "-t", "top", "n"}) == 0);
   text = tmux.wait_for({"sorted by name"});
   BOOST_TEST_REQUIRE(shows(text, "sorted by name"), text);
   BOOST_TEST(text.find("top:a ") < text.find("top:b "), text);
+  BOOST_TEST(text.find("top:b ") < text.find("top:c "), text);
   // 'q' quits: the session's only program ends, and the session with it.
   BOOST_TEST(tmux.run({"send-keys", "-t", "top", "q"}) == 0);
   BOOST_TEST(redisync::test::poll_until([&] { return tmux.run({"has-session", "-t", "top"}) != 0; }, 10s));

@@ -1,8 +1,10 @@
-// redisync top: a live view of the locks whose names match a pattern, refreshed every second,
-// sorted by waiters; keys change the order or quit. Without a terminal, one snapshot as JSON lines.
+// redisync top: a live view of the locks and leased permits whose names match a pattern, refreshed
+// every second, sorted by waiters; keys change the order or quit. Without a terminal, one snapshot
+// as JSON lines.
 
 #include "cli/json_text.hpp"
 #include "cli/lock_state.hpp"
+#include "cli/permits_state.hpp"
 #include "cli/terminal.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -15,6 +17,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <charconv>
 #include <iostream>
 #include <memory>
 
@@ -34,14 +37,14 @@ struct top_options {
   std::int64_t max_keys = 10000;
 };
 
-// One lock's row, from read_lock_state.
+// One lock's row, from read_lock_state, or leased permits', from read_permits_state.
 struct row {
   std::string name;
-  std::string kind;     // lock, fair, read-write (read) ...
+  std::string kind;     // lock, fair, read-write (read), permits 1/4 free ...
   std::string holders;  // owners with their counts
   std::int64_t ttl_ms = -1;
   std::int64_t token = 0;
-  std::int64_t queue = 0;            // the fair queue's waiters
+  std::int64_t queue = 0;            // the fair queue's waiters (a lock's or fair permits')
   std::int64_t waiting_writers = 0;  // a read-write lock's
   std::int64_t subscribers = 0;
   std::int64_t waiters() const { return queue + waiting_writers; }
@@ -59,7 +62,29 @@ std::string_view order_name(order o) {
   return "";
 }
 
+// Leased permits: TTL is the shortest lease left, TOKEN the latest holder's.
+row permits_row_of(json::object const& s) {
+  row r;
+  r.name = s.at("name").as_string();
+  r.kind = fmt::format("permits {}/{} free", s.at("permits_free").as_int64(), s.at("permits").as_int64());
+  r.queue = s.at("fair_queue").as_int64();
+  r.subscribers = s.at("subscribers").as_int64();
+  for (auto const& holder : s.at("holders").as_array()) {
+    auto const& h = holder.as_object();
+    auto const left = h.at("lease_left_ms").as_int64();
+    if (left > 0 && (r.ttl_ms < 0 || left < r.ttl_ms)) r.ttl_ms = left;
+    std::string_view const token = h.at("token").as_string();
+    std::int64_t t = 0;
+    std::from_chars(token.data(), token.data() + token.size(), t);
+    r.token = std::max(r.token, t);
+    r.holders += fmt::format("{}{}x{}", r.holders.empty() ? "" : " ", std::string_view{h.at("permit").as_string()},
+                             h.at("permits").as_int64());
+  }
+  return r;
+}
+
 row row_of(json::object const& s) {
+  if (s.at("type") == "permits") return permits_row_of(s);
   row r;
   r.name = s.at("name").as_string();
   auto const* rw = s.if_contains("read_write");
@@ -81,8 +106,8 @@ row row_of(json::object const& s) {
   return r;
 }
 
-// The lock hashes whose names match (SCAN, never KEYS: a large keyspace is walked in steps
-// without blocking the server), at most `max_keys`.
+// The hashes whose names match (SCAN, never KEYS: a large keyspace is walked in steps without
+// blocking the server), at most `max_keys`.
 asio::awaitable<std::vector<std::string>> matching_locks(client& c, top_options const& o) {
   std::vector<std::string> names;
   std::string cursor = "0";
@@ -102,8 +127,14 @@ asio::awaitable<std::vector<json::object>> snapshot(client& c, top_options const
   std::vector<json::object> out;
   for (auto const& name : co_await matching_locks(c, o)) {
     auto state = co_await read_lock_state(c, name);
-    // A hash of the application's own that happens to match is not a lock.
-    if (state.at("type") == "hash" && !state.contains("not_a_lock")) out.push_back(std::move(state));
+    if (state.at("type") != "hash") continue;  // gone since the scan
+    if (!state.contains("not_a_lock")) {
+      out.push_back(std::move(state));
+      continue;
+    }
+    // Neither a lock nor leased permits: a hash of the application's own that happens to match.
+    bool const leased = co_await is_leased_permits(c, name);  // not awaited in a condition: GCC 12
+    if (leased) out.push_back(co_await read_permits_state(c, name));
   }
   co_return out;
 }
@@ -131,8 +162,9 @@ std::string cut(std::string_view s, std::size_t width) {
 
 void draw(top_options const& o, std::vector<row> const& rows, order by, terminal_size size) {
   std::string screen = "\x1b[H\x1b[2J";
-  screen += cut(fmt::format("redisync top  {}  match {}  {} lock(s)  sorted by {}", o.url, o.match, rows.size(),
-                            order_name(by)),
+  auto const permits = std::count_if(rows.begin(), rows.end(), [](row const& r) { return r.kind.starts_with("permits"); });
+  screen += cut(fmt::format("redisync top  {}  match {}  {} lock(s), {} permits  sorted by {}", o.url, o.match,
+                            std::ssize(rows) - permits, permits, order_name(by)),
                 size.columns);
   screen += "\r\n";
   screen += cut("keys: w waiters  t ttl  n name  k token  q quit", size.columns) + "\r\n\r\n";
@@ -231,14 +263,15 @@ int top_main(std::vector<std::string> const& args) {
   po::options_description options{"top options"};
   options.add_options()
       ("redis", po::value(&o.url)->required(), "Redis URL")
-      ("match", po::value(&o.match)->default_value("*"), "a SCAN MATCH pattern of lock names, such as 'orders:*'")
+      ("match", po::value(&o.match)->default_value("*"), "a SCAN MATCH pattern of lock and permits names, such as 'orders:*'")
       ("interval-ms", po::value(&interval_ms)->default_value(1000), "time between two refreshes")
       ("max-keys", po::value(&o.max_keys)->default_value(10000), "look at no more locks than this");
   po::variables_map vm;
   int code = 0;
   if (!parse("top",
-             "A live view of the locks matching a pattern: kind, holders and counts, TTL, token, queue, waiting "
-             "writers, subscribers; sorted by waiters (keys: w waiters, t ttl, n name, k token, q quit). Without "
+             "A live view of the locks and leased permits matching a pattern: kind (permits: free of all), "
+             "holders and counts, TTL (permits: the shortest lease left), token, queue, waiting writers, "
+             "subscribers; sorted by waiters (keys: w waiters, t ttl, n name, k token, q quit). Without "
              "a terminal, one snapshot as JSON lines (inspect --json's objects).",
              options, {}, args, vm, code)) {
     return code;
