@@ -103,9 +103,7 @@ asio::awaitable<json::object> w2(bench_context& b) {
       }
       resp::request get;
       get.push("GET", counter);
-      auto v = co_await command(b.c, std::move(get));
-      std::int64_t n = 0;
-      if (!v.is_null()) v.as_integer(n);
+      auto const n = number_in(co_await command(b.c, std::move(get)));
       resp::request set;
       set.push("SET", counter, n + 1);
       co_await command(b.c, std::move(set));
@@ -216,9 +214,7 @@ asio::awaitable<json::object> w5c(bench_context& b, bool fair) {
       spans.push_back({asked, clock_type::now()});
       resp::request get;
       get.push("GET", counter);
-      auto v = co_await command(b.c, std::move(get));
-      std::int64_t n = 0;
-      if (!v.is_null()) v.as_integer(n);
+      auto const n = number_in(co_await command(b.c, std::move(get)));
       values.push_back(n);
       resp::request set;
       set.push("SET", counter, n + 1);

@@ -27,10 +27,7 @@ asio::awaitable<void> pause_us(std::int64_t us) {
 asio::awaitable<std::int64_t> read_counter(client& c, std::string const& counter) {
   resp::request get;
   get.push("GET", counter);
-  auto v = co_await command(c, std::move(get));
-  std::int64_t n = 0;
-  if (!v.is_null()) v.as_integer(n);
-  co_return n;
+  co_return number_in(co_await command(c, std::move(get)));
 }
 
 std::vector<bool> section_kinds(std::int64_t m) {

@@ -172,6 +172,12 @@ asio::awaitable<std::tuple<boost::system::error_code, resp::value>> try_command(
   co_return std::tuple{check_replies(replies), std::move(replies.front())};
 }
 
+std::int64_t number_in(resp::value const& v) {
+  std::int64_t n = 0;
+  if (!v.is_null()) v.as_integer(n);
+  return n;
+}
+
 asio::awaitable<resp::value> command(client& c, resp::request req) {
   auto [ec, reply] = co_await try_command(c, std::move(req));
   if (ec && reply.text().empty()) throw std::runtime_error{ec.message()};

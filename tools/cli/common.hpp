@@ -75,6 +75,9 @@ int run(boost::asio::io_context& ctx, boost::asio::awaitable<int> main);
 // One command through the client; throws on failure or a server error, naming it.
 boost::asio::awaitable<resp::value> command(client& c, resp::request req);
 
+// The integer of a reply; 0 for a missing key (a null) or a string that is no integer.
+std::int64_t number_in(resp::value const& v);
+
 // One command through the client: its reply, or the error (a server error reply as its code).
 boost::asio::awaitable<std::tuple<boost::system::error_code, resp::value>> try_command(client& c, resp::request req);
 

@@ -111,9 +111,7 @@ class demo_run {
           if (++inside[k] > 1) ++overlaps;
           resp::request get;
           get.push("GET", prefix_ + "counter:" + std::to_string(k));
-          auto v = co_await cmd(std::move(get));
-          std::int64_t n = 0;
-          if (!v.is_null()) v.as_integer(n);
+          auto const n = number_in(co_await cmd(std::move(get)));
           co_await sleep(1ms);  // widen the window a race would need
           resp::request set;
           set.push("SET", prefix_ + "counter:" + std::to_string(k), n + 1);

@@ -100,9 +100,7 @@ asio::awaitable<void> multi_section(client& c, demo_report& report, std::string 
   for (auto const& n : names) {
     resp::request get;
     get.push("GET", n + ":counter");
-    auto const v = co_await command(c, std::move(get));
-    std::int64_t counted = 0;
-    if (!v.is_null()) v.as_integer(counted);
+    auto const counted = number_in(co_await command(c, std::move(get)));
     exact = exact && counted == acquired;
     resp::request cleanup;
     cleanup.push("DEL", n + ":counter");

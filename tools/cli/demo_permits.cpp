@@ -93,8 +93,7 @@ asio::awaitable<void> leased_permits_section(client& c, demo_report& report, std
   report.record("a killed holder's permit comes back", returned && after <= lease + 500ms,
                 fmt::format("back {} ms after the kill (lease {} ms)", after.count(), lease.count()));
   // The victim's one critical section may have counted before it was killed.
-  std::int64_t counted = 0;
-  if (!counter.is_null()) counter.as_integer(counted);
+  auto const counted = number_in(counter);
   report.record("never more holders than permits",
                 all_done && most <= permits && overlaps == 0 && errors == 0 && counted >= acquired &&
                     counted <= acquired + 1,

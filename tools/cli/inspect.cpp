@@ -125,12 +125,6 @@ std::int64_t subscribers_in(resp::value const& numsub) {
   return numsub.elements().size() == 2 ? numsub.elements()[1].integer() : 0;
 }
 
-std::int64_t number_in(resp::value const& v) {
-  std::int64_t n = 0;
-  if (!v.is_null()) v.as_integer(n);
-  return n;
-}
-
 int inspect_main(std::vector<std::string> const& args) {
   std::string url, name;
   po::options_description options{"inspect options"};

@@ -16,8 +16,6 @@ namespace redisync::cli {
 std::string_view numsub_command(client const& c);
 // The count in a reply to PUBSUB NUMSUB or SHARDNUMSUB of one channel.
 std::int64_t subscribers_in(resp::value const& numsub);
-// The integer of a reply; 0 for a missing key (a null) or a string that is no integer.
-std::int64_t number_in(resp::value const& v);
 
 // Prints what Redis knows of the semaphore `name` whose key has `type`; false if it is none (no
 // string, no hash of leased permits), and nothing was printed.
