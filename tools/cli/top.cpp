@@ -162,7 +162,8 @@ std::string cut(std::string_view s, std::size_t width) {
 
 void draw(top_options const& o, std::vector<row> const& rows, order by, terminal_size size) {
   std::string screen = "\x1b[H\x1b[2J";
-  auto const permits = std::count_if(rows.begin(), rows.end(), [](row const& r) { return r.kind.starts_with("permits"); });
+  auto const is_permits = [](row const& r) { return r.kind.starts_with("permits"); };
+  auto const permits = std::count_if(rows.begin(), rows.end(), is_permits);
   screen += cut(fmt::format("redisync top  {}  match {}  {} lock(s), {} permits  sorted by {}", o.url, o.match,
                             std::ssize(rows) - permits, permits, order_name(by)),
                 size.columns);
@@ -263,7 +264,8 @@ int top_main(std::vector<std::string> const& args) {
   po::options_description options{"top options"};
   options.add_options()
       ("redis", po::value(&o.url)->required(), "Redis URL")
-      ("match", po::value(&o.match)->default_value("*"), "a SCAN MATCH pattern of lock and permits names, such as 'orders:*'")
+      ("match", po::value(&o.match)->default_value("*"),
+       "a SCAN MATCH pattern of lock and permits names, such as 'orders:*'")
       ("interval-ms", po::value(&interval_ms)->default_value(1000), "time between two refreshes")
       ("max-keys", po::value(&o.max_keys)->default_value(10000), "look at no more locks than this");
   po::variables_map vm;

@@ -212,8 +212,8 @@ std::vector<lock> multi_lock::as_members(std::vector<lock> members) {
 void multi_lock::start_acquire(core_ptr const& core, std::string owner, std::vector<lock> members, duration lease,
                                duration wait, asio::any_completion_handler<acquire_signature> h) {
   bool const other_client = foreign(core, members);
-  start<acquire_signature>(core, std::move(owner), as_members(std::move(members)), other_client, lease, wait, std::move(h),
-                           [](auto& handler, error_code ec, std::vector<held> guards) {
+  start<acquire_signature>(core, std::move(owner), as_members(std::move(members)), other_client, lease, wait,
+                           std::move(h), [](auto& handler, error_code ec, std::vector<held> guards) {
                              // acquire() holds or fails: a wait that ran out is a timeout.
                              if (!ec && guards.empty()) ec = error::timeout;
                              handler.complete(ec, ec ? multi_held{} : multi_held{std::move(guards)});
@@ -223,8 +223,8 @@ void multi_lock::start_acquire(core_ptr const& core, std::string owner, std::vec
 void multi_lock::start_acquire(core_ptr const& core, std::string owner, std::vector<lock> members, duration lease,
                                duration wait, asio::any_completion_handler<try_acquire_signature> h) {
   bool const other_client = foreign(core, members);
-  start<try_acquire_signature>(core, std::move(owner), as_members(std::move(members)), other_client, lease, wait, std::move(h),
-                               [](auto& handler, error_code ec, std::vector<held> guards) {
+  start<try_acquire_signature>(core, std::move(owner), as_members(std::move(members)), other_client, lease, wait,
+                               std::move(h), [](auto& handler, error_code ec, std::vector<held> guards) {
                                  if (ec || guards.empty()) return handler.complete(ec, std::nullopt);
                                  handler.complete(ec, std::optional<multi_held>{multi_held{std::move(guards)}});
                                });
