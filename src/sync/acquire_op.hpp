@@ -122,6 +122,7 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   bool done() const noexcept { return state_ == state::done; }
 
   std::string_view owner() const noexcept override { return p_.owner; }
+  bool trying() const noexcept override { return state_ == state::trying; }
   void on_wake(bool woken) override;
 
  protected:

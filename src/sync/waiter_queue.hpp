@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -27,6 +28,8 @@ class waiter {
   // `woken`: asked to try (a message, a reconnect); otherwise only told that it may lead now.
   virtual void on_wake(bool woken) = 0;
   virtual std::string_view owner() const noexcept = 0;
+  // Its own attempt is on the way.
+  virtual bool trying() const noexcept { return false; }
 
   bool queued() const noexcept { return queued_; }
   bool woken = false;            // asked to try since its last attempt began
@@ -104,6 +107,24 @@ class waiter_queue {
   }
   void wake_all() { wake_each(snapshot(waiters_.size())); }
   void wake_n(std::size_t n) { wake_each(snapshot(n)); }
+  // `n` besides those whose attempt is out: those may each take one of the permits freed, but
+  // one that found none is not asked again at each freeing, which would leave the rest free
+  // while others sleep. Too few sleep, and those that try are asked to try again (their attempt
+  // may have run before the permits were freed).
+  void wake_n_more(std::size_t n) {
+    std::vector<waiter::node> asked, trying;
+    for (auto it = waiters_.begin(); it != waiters_.end() && asked.size() < n; ++it) {
+      auto const w = it->weak.lock();
+      if (!w) continue;
+      if (!w->trying()) {
+        asked.push_back(*it);
+      } else if (trying.size() < n) {
+        trying.push_back(*it);
+      }
+    }
+    for (std::size_t i = 0; asked.size() < n && i < trying.size(); ++i) asked.push_back(trying[i]);
+    wake_each(asked);
+  }
   // The first waiter that goes first (a read-write lock's writer), or all if none waits.
   void wake_first_kind_or_all() {
     if (first_kind_.empty()) return wake_all();
@@ -197,13 +218,29 @@ class waiter_queue {
   std::list<std::list<waiter::node>::iterator> first_kind_;  // the waiters that go first, in order
 };
 
-// The policy of a semaphore's channel, whose messages carry a number of permits (free, or freed):
-// that many waiters try; a message that is no number wakes the first.
-inline void wake_as_many_as_permits(waiter_queue& queue, std::string_view message) {
+// The policies of a semaphore's channel, whose messages carry a number of permits: that many
+// waiters try; a message that is no number wakes the first.
+inline std::optional<std::size_t> permits_in(std::string_view message) {
   std::size_t permits = 0;
   auto const [end, ec] = std::from_chars(message.data(), message.data() + message.size(), permits);
-  if (ec != std::errc{} || end != message.data() + message.size()) return queue.wake_one();
-  if (permits > 0) queue.wake_n(permits);
+  if (ec != std::errc{} || end != message.data() + message.size()) return std::nullopt;
+  return permits;
+}
+
+// Redisson's semaphore says how many are free now: the first that many try, counting those that
+// try already.
+inline void wake_as_many_as_free(waiter_queue& queue, std::string_view message) {
+  auto const permits = permits_in(message);
+  if (!permits) return queue.wake_one();
+  queue.wake_n(*permits);
+}
+
+// Leased permits say how many a call freed: that many more try (each of several releases in a row
+// frees its own).
+inline void wake_as_many_as_freed(waiter_queue& queue, std::string_view message) {
+  auto const permits = permits_in(message);
+  if (!permits) return queue.wake_one();
+  queue.wake_n_more(*permits);
 }
 
 }  // namespace redisync::detail::sync

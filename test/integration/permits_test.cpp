@@ -82,6 +82,40 @@ BOOST_FIXTURE_TEST_CASE(never_more_than_the_permits_are_held_and_a_release_lets_
   });
 }
 
+// Tasks of one client that take turns on fewer permits than they are: every permit stays in use.
+// Releases that free permits at the same time (no hand-off: after max_local_handoffs in a row,
+// the next release publishes the permit it frees) each wake another waiter; asking the same first
+// waiter again left permits free for good while the rest slept (W4 ran on two of its four).
+BOOST_FIXTURE_TEST_CASE(tasks_taking_turns_keep_every_permit_in_use, lock_env) {
+  run(
+      [&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
+        constexpr int permits = 4, tasks = 12, rounds = 800;
+        co_await c.new_owner().permits("sem:turns").try_set_permits(permits, asio::use_awaitable);
+        int started = 0, in_use = 0, most_in_second_half = 0, finished = 0;
+        redisync::test::event all_finished{ctx.get_executor()};
+        auto take_turns = [&]() -> asio::awaitable<void> {
+          auto const p = c.new_owner().permits("sem:turns");
+          while (started < rounds) {
+            bool const counted = ++started > rounds / 2;
+            auto h = co_await p.acquire(1, asio::use_awaitable);
+            ++in_use;
+            if (counted) most_in_second_half = std::max(most_in_second_half, in_use);
+            co_await redisync::test::round_trip(c);  // the work done under the permit
+            --in_use;
+            co_await h.release(asio::use_awaitable);
+          }
+          if (++finished == tasks) all_finished.notify();
+        };
+        for (int i = 0; i < tasks; ++i) asio::co_spawn(ctx, take_turns(), asio::detached);
+        bool const done = co_await all_finished.wait(60s);
+        BOOST_TEST_REQUIRE(done);
+        BOOST_TEST(most_in_second_half == permits);
+        co_await c.flush_subscriptions(asio::use_awaitable);
+        redisync::test::expect_nothing_left(redis, {"sem:turns"});
+      },
+      [](redisync::config& cfg) { cfg.max_local_handoffs = 2; });
+}
+
 BOOST_FIXTURE_TEST_CASE(the_permits_of_a_holder_that_stopped_renewing_come_back_within_its_lease, lock_env) {
   run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
     auto const sem = c.new_owner().permits("sem:dead");

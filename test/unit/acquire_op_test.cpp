@@ -34,6 +34,7 @@ class scripted_acquire final : public core::acquire_op {
   bool hold_undo = false;             // keep an undo running until the test ends it
   std::function<void()> pending_undo;
   bool server_queue = false;  // a waiter of a lock that keeps its order on the server (a writer, a fair lock)
+  bool counts_permits = false;  // a waiter of a semaphore: a message says how many permits are free
 
  private:
   bool queues_on_server() const override { return server_queue; }
@@ -42,6 +43,7 @@ class scripted_acquire final : public core::acquire_op {
   bool prepare() override { return false; }
   redisync::detail::script const& attempt_script() const override { return test_script; }
   core::message_policy policy() const override {
+    if (counts_permits) return core::wake_as_many_as_freed;
     return [](core::waiter_queue& q, std::string_view) { q.wake_one(); };
   }
   io::outgoing attempt(bool retry, bool) override {
@@ -76,6 +78,7 @@ class scripted_acquire final : public core::acquire_op {
 
 struct fixture {
   std::shared_ptr<fake_wait_host> host = std::make_shared<fake_wait_host>();
+  bool permits = false;  // the ops started wait for semaphore permits
   ~fixture() { host->drop_pending(); }
 
   std::shared_ptr<scripted_acquire> start(std::optional<std::chrono::milliseconds> wait = std::nullopt,
@@ -89,6 +92,7 @@ struct fixture {
     auto op = std::make_shared<scripted_acquire>(host, std::move(p));
     if (cancellable) op->enable_attempt_cancellation();
     op->server_queue = server_queue;
+    op->counts_permits = permits;
     op->start();
     return op;
   }
@@ -191,6 +195,28 @@ BOOST_AUTO_TEST_CASE(a_message_wakes_the_first_waiter_at_once_and_only_it) {
   BOOST_TEST(first->held);
   BOOST_TEST(!second->result.has_value());
   BOOST_TEST(f.host->queues["channel"].is_head(*second));
+}
+
+// Leased permits freed by separate releases (a message each) while the first waiter's attempt is
+// out: each message asks another waiter. Asking the first again lost permits: they stayed free
+// while waiters slept, and W4 ran on two of its four permits.
+BOOST_AUTO_TEST_CASE(each_permit_freed_while_the_first_waiter_tries_asks_another_waiter) {
+  fixture f;
+  f.permits = true;
+  std::vector<std::shared_ptr<scripted_acquire>> waiters;
+  for (std::string owner : {"a", "b", "c"}) {
+    waiters.push_back(f.start(std::nullopt, owner));
+    if (waiters.size() == 1) f.host->reply({}, busy(10000));
+    f.host->confirm_subscriptions();
+    if (waiters.size() == 1) f.host->reply({}, busy(10000));
+  }
+  BOOST_TEST_REQUIRE(f.host->unanswered() == 0u);  // all three sleep
+  for (std::size_t freed = 1; freed <= 3; ++freed) {
+    f.host->queues["channel"].deliver("1");
+    BOOST_TEST(f.host->unanswered() == freed);
+  }
+  for (int i = 0; i < 3; ++i) f.host->reply({}, granted());
+  for (auto const& w : waiters) BOOST_TEST(w->held);
 }
 
 // A wake-up that comes while the first attempt is in flight (the release that frees the lock ran in

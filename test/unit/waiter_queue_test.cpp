@@ -1,4 +1,4 @@
-// The wait queue's message policies: wake one, wake all, wake n, wake a named waiter, the first of
+// The wait queue's message policies: wake one, wake all, wake n (or n more), wake a named waiter, the first of
 // a kind or else all, and all in front of the first of a kind; the search for a hand-off target.
 
 #include "sync/waiter_queue.hpp"
@@ -18,8 +18,10 @@ struct recording_waiter final : waiter {
   explicit recording_waiter(std::string id) : id_{std::move(id)} {}
   void on_wake(bool asked) override { (asked ? asked_ : told_)++; }
   std::string_view owner() const noexcept override { return id_; }
+  bool trying() const noexcept override { return trying_; }
   int asked_ = 0;  // woken to try
   int told_ = 0;   // told that it leads now
+  bool trying_ = false;
 
  private:
   std::string id_;
@@ -104,6 +106,24 @@ BOOST_AUTO_TEST_CASE(wake_n_wakes_the_first_n) {
   four_waiters f;
   f.q.wake_n(3);
   BOOST_TEST((f.asked() == std::vector<int>{1, 1, 1, 0}));
+}
+
+// Permits freed one release after another while the first waiter's attempt is out: each release
+// asks other waiters, or a permit would stay free while they sleep.
+BOOST_AUTO_TEST_CASE(wake_n_more_passes_over_waiters_whose_attempt_is_out) {
+  four_waiters f;
+  f.w[0]->trying_ = true;
+  f.q.wake_n_more(2);
+  BOOST_TEST((f.asked() == std::vector<int>{0, 1, 1, 0}));
+}
+
+// With fewer asleep than permits freed, those trying are asked to try again (their attempt may
+// have run before the permits were freed).
+BOOST_AUTO_TEST_CASE(wake_n_more_asks_waiters_whose_attempt_is_out_when_too_few_sleep) {
+  four_waiters f;
+  for (std::size_t i = 0; i < 3; ++i) f.w[i]->trying_ = true;
+  f.q.wake_n_more(2);
+  BOOST_TEST((f.asked() == std::vector<int>{1, 0, 0, 1}));
 }
 
 BOOST_AUTO_TEST_CASE(wake_named_wakes_that_waiter_alone) {

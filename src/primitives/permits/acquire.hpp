@@ -32,7 +32,7 @@ class permits_acquire final : public lock_protocol::lock_acquire {
   bool queues_on_server() const override { return fair_; }
   script const& attempt_script() const override;
   // Messages carry the number of permits freed; for fair permits, the head called by name.
-  sync::message_policy policy() const override { return fair_ ? on_fair_message : sync::wake_as_many_as_permits; }
+  sync::message_policy policy() const override { return fair_ ? on_fair_message : sync::wake_as_many_as_freed; }
   io::outgoing attempt(bool retry, bool by_digest) override;
   outcome read(io::error_code ec, io::response& replies) override;
   bool may_grant(resp::value const& reply) const override;

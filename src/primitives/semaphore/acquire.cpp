@@ -87,7 +87,7 @@ error_code semaphore_acquire::check_arguments() const {
 
 script const& semaphore_acquire::attempt_script() const { return scripts::semaphore_calls; }
 
-sync::message_policy semaphore_acquire::policy() const { return sync::wake_as_many_as_permits; }
+sync::message_policy semaphore_acquire::policy() const { return sync::wake_as_many_as_free; }
 
 io::outgoing semaphore_acquire::attempt(bool retry, bool by_digest) {
   script_args call{{args().name, trace_},
