@@ -6,6 +6,8 @@
 #include "primitives/permits/protocol.hpp"
 #include "support/lock_fixture.hpp"
 
+#include <scripts.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -114,6 +116,40 @@ BOOST_FIXTURE_TEST_CASE(tasks_taking_turns_keep_every_permit_in_use, lock_env) {
         redisync::test::expect_nothing_left(redis, {"sem:turns"});
       },
       [](redisync::config& cfg) { cfg.max_local_handoffs = 2; });
+}
+
+// Grants merged into one script call share one reading of server time: each token after the
+// first is the counter's value + 1, kept by the call instead of read back with a command of its
+// own, and the counter ends at the last token with a lease's life at least.
+BOOST_FIXTURE_TEST_CASE(grants_of_one_call_take_increasing_tokens_and_leave_the_last_in_the_counter, lock_env) {
+  std::string const name = "sem:merged";
+  redis.command({"HSET", name, "permits", "3"});
+  std::vector<std::string> call{"EVAL", std::string{redisync::detail::scripts::permits_calls.source}, "12"};
+  for (int i = 0; i < 3; ++i) {
+    for (auto const& key : {name, proto::leases_key_of(name), proto::holders_key_of(name), proto::token_key_of(name)}) {
+      call.push_back(key);
+    }
+  }
+  for (int i = 0; i < 3; ++i) {
+    for (auto const& arg : {std::string{"acquire"}, "id-" + std::to_string(i), std::string{"1"}, std::string{"30000"},
+                            proto::channel_of(name), std::string{}}) {
+      call.push_back(arg);
+    }
+  }
+  auto const sets_before = redisync::test::command_calls(redis, "set");
+  auto const replies = redis.command(call);
+  BOOST_TEST(redisync::test::command_calls(redis, "set") - sets_before == 3);  // one a token
+  BOOST_TEST_REQUIRE(replies.elements().size() == 3u);
+  std::vector<std::uint64_t> tokens;
+  for (auto const& r : replies.elements()) {
+    BOOST_TEST_REQUIRE(r.elements().size() == 2u);
+    BOOST_TEST(r.elements()[0].integer() == 1);
+    tokens.push_back(std::stoull(std::string{r.elements()[1].text()}));
+  }
+  BOOST_TEST(tokens[1] == tokens[0] + 1);
+  BOOST_TEST(tokens[2] == tokens[1] + 1);
+  BOOST_TEST(redis.command({"GET", proto::token_key_of(name)}).text() == std::to_string(tokens[2]));
+  BOOST_TEST(redis.command({"PTTL", proto::token_key_of(name)}).integer() > 29000);
 }
 
 BOOST_FIXTURE_TEST_CASE(the_permits_of_a_holder_that_stopped_renewing_come_back_within_its_lease, lock_env) {

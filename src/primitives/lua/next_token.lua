@@ -36,31 +36,41 @@ local function server_micros()
   return now_micros
 end
 
+-- The counters this call has written (token key -> its value since): the next token of one needs
+-- no read (the items of a merged call often number one lock or semaphore several times over, and
+-- then each token but the first is ahead of the shared server time).
+local issued = {}
+
 local function next_token(token_key, lease, keep)
   local token = server_micros()
-  local last
-  if keep then
-    last = redis.pcall('set', token_key, token, 'GET')
-  else
-    last = redis.pcall('set', token_key, token, 'PX', lease, 'GET')
-  end
-  if type(last) == 'table' then return last end
-  if last and (#last > #token or (#last == #token and last >= token)) and
-      string.find(last, '^[1-9]%d*$') then
-    token = increment(last)
-    if #token > #largest_token or (#token == #largest_token and token > largest_token) then
-      redis.call('set', token_key, last)
-      return redis.error_reply('TOKENLIMIT the fencing token counter is at its largest value')
-    end
-    -- Ahead of server time (a peer's clock, or tokens faster than one a microsecond): kept until
-    -- server time has passed it; ten years ahead or more, kept for good.
-    local ahead_ms = math.ceil((tonumber(token) - tonumber(now_micros)) / 1000)
-    if keep or ahead_ms > 315360000000 then
-      redis.call('set', token_key, token)
+  local last = issued[token_key]
+  if not last then
+    if keep then
+      last = redis.pcall('set', token_key, token, 'GET')
     else
-      redis.call('set', token_key, token, 'PX', tonumber(lease) + ahead_ms)
+      last = redis.pcall('set', token_key, token, 'PX', lease, 'GET')
+    end
+    if type(last) == 'table' then return last end
+    if not (last and (#last > #token or (#last == #token and last >= token)) and
+            string.find(last, '^[1-9]%d*$')) then
+      issued[token_key] = token
+      return token
     end
   end
+  token = increment(last)
+  if #token > #largest_token or (#token == #largest_token and token > largest_token) then
+    if not issued[token_key] then redis.call('set', token_key, last) end  -- the read overwrote it
+    return redis.error_reply('TOKENLIMIT the fencing token counter is at its largest value')
+  end
+  -- Ahead of server time (a peer's clock, or tokens faster than one a microsecond): kept until
+  -- server time has passed it; ten years ahead or more, kept for good.
+  local ahead_ms = math.ceil((tonumber(token) - tonumber(now_micros)) / 1000)
+  if keep or ahead_ms > 315360000000 then
+    redis.call('set', token_key, token)
+  else
+    redis.call('set', token_key, token, 'PX', tonumber(lease) + ahead_ms)
+  end
+  issued[token_key] = token
   return token
 end
 
