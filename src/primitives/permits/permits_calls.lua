@@ -65,14 +65,22 @@ local function announce(channel, freed)
   redis.pcall(publish_command, channel, tostring(freed))
 end
 
+-- The leases keys this call has looked at: all items of a call share its server time, and a
+-- lease granted since ends later, so one look per key and call finds every lease that ended.
+local looked = {}
+
 -- Gives back the permits whose lease ended by `now`; returns the permits used after that, the
 -- keys' 'keys_until' and (with `id`) what the holders have for `id` then, or the error of a key of
 -- another type.
 local function give_back_ended(leases, holders, now, channel, id)
-  local ended = redis.pcall('zrangebyscore', leases, '-inf', now)
-  if ended.err then return ended end
+  local ended = {}
+  if not looked[leases] then
+    ended = redis.pcall('zrangebyscore', leases, '-inf', now)
+    if ended.err then return ended end
+  end
   local found = redis.pcall('hmget', holders, 'used', 'keys_until', id or 'used')
   if found.err then return found end
+  looked[leases] = true
   local used, keys_until, mine = tonumber(found[1] or '0') or 0, tonumber(found[2]), id and found[3]
   if #ended == 0 then return used, keys_until, mine end
   local freed = 0
