@@ -107,10 +107,10 @@ class waiter_queue {
   }
   void wake_all() { wake_each(snapshot(waiters_.size())); }
   void wake_n(std::size_t n) { wake_each(snapshot(n)); }
-  // `n` besides those whose attempt is out: those may each take one of the permits freed, but
-  // one that found none is not asked again at each freeing, which would leave the rest free
-  // while others sleep. Too few sleep, and those that try are asked to try again (their attempt
-  // may have run before the permits were freed).
+  // `n` besides those whose attempt is out: each of those takes one permit at most, so asking
+  // one again at every freeing would leave the rest free while others sleep. Too few sleep, and
+  // those that try are asked to try again (their attempt may have run before the permits were
+  // freed).
   void wake_n_more(std::size_t n) {
     std::vector<waiter::node> asked, trying;
     for (auto it = waiters_.begin(); it != waiters_.end() && asked.size() < n; ++it) {
