@@ -119,40 +119,53 @@ BOOST_FIXTURE_TEST_CASE(tasks_taking_turns_keep_every_permit_in_use, lock_env) {
 }
 
 // Grants merged into one script call share one reading of server time: each token after the
-// first is the counter's value + 1, kept by the call instead of read back with a command of its
-// own, and the counter ends at the last token with a lease's life at least; the leases that ended
-// are looked for once (a lease granted since ends later).
-BOOST_FIXTURE_TEST_CASE(grants_of_one_call_write_one_token_each_and_look_at_the_leases_once, lock_env) {
+// first is the last + 1, kept by the call instead of read back with a command of its own. The
+// counter is written ahead to the end of a token's ten, so the tokens up to there cost no write,
+// and it keeps a lease's life at least; a later call's tokens are larger still. The leases that
+// ended are looked for once per call (a lease granted since ends later).
+BOOST_FIXTURE_TEST_CASE(grants_of_one_call_write_the_token_counter_once_a_ten_and_look_at_the_leases_once, lock_env) {
   std::string const name = "sem:merged";
-  redis.command({"HSET", name, "permits", "3"});
-  std::vector<std::string> call{"EVAL", std::string{redisync::detail::scripts::permits_calls.source}, "12"};
-  for (int i = 0; i < 3; ++i) {
-    for (auto const& key : {name, proto::leases_key_of(name), proto::holders_key_of(name), proto::token_key_of(name)}) {
-      call.push_back(key);
+  redis.command({"HSET", name, "permits", "4"});
+  // A counter a second or more ahead of server time, at the start of a ten: the tokens follow it.
+  auto const now = redis.command({"TIME"});
+  auto const ahead = (std::stoull(std::string{now.elements()[0].text()}) + 2) * 1000000;
+  redis.command({"SET", proto::token_key_of(name), std::to_string(ahead)});
+  auto grant_call = [&](int first, int count) {
+    std::vector<std::string> call{"EVAL", std::string{redisync::detail::scripts::permits_calls.source},
+                                  std::to_string(4 * count)};
+    for (int i = 0; i < count; ++i) {
+      for (auto const& key : {name, proto::leases_key_of(name), proto::holders_key_of(name), proto::token_key_of(name)}) {
+        call.push_back(key);
+      }
     }
-  }
-  for (int i = 0; i < 3; ++i) {
-    for (auto const& arg : {std::string{"acquire"}, "id-" + std::to_string(i), std::string{"1"}, std::string{"30000"},
-                            proto::channel_of(name), std::string{}}) {
-      call.push_back(arg);
+    for (int i = first; i < first + count; ++i) {
+      for (auto const& arg : {std::string{"acquire"}, "id-" + std::to_string(i), std::string{"1"}, std::string{"30000"},
+                              proto::channel_of(name), std::string{}}) {
+        call.push_back(arg);
+      }
     }
-  }
+    return redis.command(call);
+  };
   auto const sets_before = redisync::test::command_calls(redis, "set");
   auto const looks_before = redisync::test::command_calls(redis, "zrangebyscore");
-  auto const replies = redis.command(call);
-  BOOST_TEST(redisync::test::command_calls(redis, "set") - sets_before == 3);  // one a token
+  auto const replies = grant_call(0, 3);
+  // The first write reads the counter back; the second reserves the ten of the token after it.
+  BOOST_TEST(redisync::test::command_calls(redis, "set") - sets_before == 2);
   BOOST_TEST(redisync::test::command_calls(redis, "zrangebyscore") - looks_before == 1);
   BOOST_TEST_REQUIRE(replies.elements().size() == 3u);
-  std::vector<std::uint64_t> tokens;
-  for (auto const& r : replies.elements()) {
+  for (std::size_t i = 0; i < 3; ++i) {
+    auto const& r = replies.elements()[i];
     BOOST_TEST_REQUIRE(r.elements().size() == 2u);
     BOOST_TEST(r.elements()[0].integer() == 1);
-    tokens.push_back(std::stoull(std::string{r.elements()[1].text()}));
+    BOOST_TEST(r.elements()[1].text() == std::to_string(ahead + 1 + i));
   }
-  BOOST_TEST(tokens[1] == tokens[0] + 1);
-  BOOST_TEST(tokens[2] == tokens[1] + 1);
-  BOOST_TEST(redis.command({"GET", proto::token_key_of(name)}).text() == std::to_string(tokens[2]));
-  BOOST_TEST(redis.command({"PTTL", proto::token_key_of(name)}).integer() > 29000);
+  BOOST_TEST(redis.command({"GET", proto::token_key_of(name)}).text() == std::to_string(ahead + 9));
+  BOOST_TEST(redis.command({"PTTL", proto::token_key_of(name)}).integer() > 30000);
+  // The next call goes on past what the last one reserved.
+  auto const next = grant_call(3, 1);
+  BOOST_TEST_REQUIRE(next.elements().size() == 2u);
+  BOOST_TEST(next.elements()[1].text() == std::to_string(ahead + 10));
+  BOOST_TEST(redis.command({"GET", proto::token_key_of(name)}).text() == std::to_string(ahead + 19));
 }
 
 BOOST_FIXTURE_TEST_CASE(the_permits_of_a_holder_that_stopped_renewing_come_back_within_its_lease, lock_env) {

@@ -36,41 +36,62 @@ local function server_micros()
   return now_micros
 end
 
--- The counters this call has written (token key -> its value since): the next token of one needs
--- no read (the items of a merged call often number one lock or semaphore several times over, and
--- then each token but the first is ahead of the shared server time).
-local issued = {}
+-- `decimal` is larger than `other` (both decimals without leading zeros).
+local function larger(decimal, other)
+  return #decimal > #other or (#decimal == #other and decimal > other)
+end
 
-local function next_token(token_key, lease, keep)
+-- The last token of the ten that `token` is in (its last digit a 9), or `token` where that would
+-- pass the largest one.
+local function end_of_ten(token)
+  local last = string.sub(token, 1, -2) .. '9'
+  if larger(last, largest_token) then return token end
+  return last
+end
+
+-- The counters this call has written (token key -> the last token it issued, and what the counter
+-- holds since): the next token of one needs no read (the items of a merged call often number one
+-- lock or semaphore several times over, and then each token but the first is ahead of the shared
+-- server time).
+local issued, stored = {}, {}
+
+-- With `reserve`, the counter is written ahead, to the end of the token's ten, and the tokens up
+-- to there are this call's without another write: only for holds that keep their own token (leased
+-- permits), never where the counter's value is the holder's token (held_token).
+local function next_token(token_key, lease, keep, reserve)
   local token = server_micros()
   local last = issued[token_key]
   if not last then
+    local value = reserve and end_of_ten(token) or token
     if keep then
-      last = redis.pcall('set', token_key, token, 'GET')
+      last = redis.pcall('set', token_key, value, 'GET')
     else
-      last = redis.pcall('set', token_key, token, 'PX', lease, 'GET')
+      last = redis.pcall('set', token_key, value, 'PX', lease, 'GET')
     end
     if type(last) == 'table' then return last end
-    if not (last and (#last > #token or (#last == #token and last >= token)) and
-            string.find(last, '^[1-9]%d*$')) then
+    stored[token_key] = value
+    if not (last and not larger(token, last) and string.find(last, '^[1-9]%d*$')) then
       issued[token_key] = token
       return token
     end
   end
   token = increment(last)
-  if #token > #largest_token or (#token == #largest_token and token > largest_token) then
+  if larger(token, largest_token) then
     if not issued[token_key] then redis.call('set', token_key, last) end  -- the read overwrote it
     return redis.error_reply('TOKENLIMIT the fencing token counter is at its largest value')
   end
+  issued[token_key] = token
+  if reserve and not larger(token, stored[token_key]) then return token end
+  local value = reserve and end_of_ten(token) or token
   -- Ahead of server time (a peer's clock, or tokens faster than one a microsecond): kept until
   -- server time has passed it; ten years ahead or more, kept for good.
-  local ahead_ms = math.ceil((tonumber(token) - tonumber(now_micros)) / 1000)
+  local ahead_ms = math.ceil((tonumber(value) - tonumber(now_micros)) / 1000)
   if keep or ahead_ms > 315360000000 then
-    redis.call('set', token_key, token)
+    redis.call('set', token_key, value)
   else
-    redis.call('set', token_key, token, 'PX', tonumber(lease) + ahead_ms)
+    redis.call('set', token_key, value, 'PX', tonumber(lease) + ahead_ms)
   end
-  issued[token_key] = token
+  stored[token_key] = value
   return token
 end
 

@@ -43,9 +43,23 @@
 
 local k, a = 1, 1  -- the next item's first key and its operation
 
--- Server time in ms, from the same reading as the fencing tokens of this call.
+-- Server time in ms, from the same reading as the fencing tokens of this call (all its items share it).
+local now_ms
 local function server_ms()
-  return tonumber(string.sub(server_micros(), 1, -4))
+  if not now_ms then now_ms = tonumber(string.sub(server_micros(), 1, -4)) end
+  return now_ms
+end
+
+-- The end of a lease of `lease` ms (as sent) granted now, as the string ZADD takes: the items of a
+-- call mostly share one lease, and turning a number into a string costs Redis a printf.
+local lease_ends = {}
+local function lease_end(lease)
+  local ends = lease_ends[lease]
+  if not ends then
+    ends = tostring(server_ms() + tonumber(lease))
+    lease_ends[lease] = ends
+  end
+  return ends
 end
 
 -- During a call on fair permits: their queue, and who calls.
@@ -65,24 +79,38 @@ local function announce(channel, freed)
   redis.pcall(publish_command, channel, tostring(freed))
 end
 
--- The leases keys this call has looked at: all items of a call share its server time, and a
--- lease granted since ends later, so one look per key and call finds every lease that ended.
-local looked = {}
+-- What this call knows of each semaphore it touched, by holders key: 'used' and 'keys_until' of
+-- the holders hash as they are now. Only this call writes them meanwhile, and its items share one
+-- server time (a lease granted since ends later), so the first item looks for the leases that ended
+-- and reads them, and the items after it read only their own permit.
+local known = {}
+
+-- Writes how many permits are used; with none, the leases and holders go.
+local function set_used(leases, holders, used)
+  local state = known[holders]
+  state.used = used
+  if used == 0 then
+    redis.call('del', leases, holders)
+    state.keys_until = nil
+  else
+    redis.call('hset', holders, 'used', used)
+  end
+end
 
 -- Gives back the permits whose lease ended by `now`; returns the permits used after that, the
 -- keys' 'keys_until' and (with `id`) what the holders have for `id` then, or the error of a key of
 -- another type.
 local function give_back_ended(leases, holders, now, channel, id)
-  local ended = {}
-  if not looked[leases] then
-    ended = redis.pcall('zrangebyscore', leases, '-inf', now)
-    if ended.err then return ended end
-  end
+  local state = known[holders]
+  if state then return state.used, state.keys_until, id and redis.call('hget', holders, id) end
+  local ended = redis.pcall('zrangebyscore', leases, '-inf', now)
+  if ended.err then return ended end
   local found = redis.pcall('hmget', holders, 'used', 'keys_until', id or 'used')
   if found.err then return found end
-  looked[leases] = true
-  local used, keys_until, mine = tonumber(found[1] or '0') or 0, tonumber(found[2]), id and found[3]
-  if #ended == 0 then return used, keys_until, mine end
+  state = {used = tonumber(found[1] or '0') or 0, keys_until = tonumber(found[2])}
+  known[holders] = state
+  local mine = id and found[3]
+  if #ended == 0 then return state.used, state.keys_until, mine end
   local freed = 0
   for _, gone in ipairs(ended) do
     local held = redis.call('hget', holders, gone)
@@ -91,31 +119,38 @@ local function give_back_ended(leases, holders, now, channel, id)
     if gone == id then mine = false end
   end
   redis.call('zremrangebyscore', leases, '-inf', now)
-  used = math.max(used - freed, 0)
-  if used == 0 then
-    redis.call('del', leases, holders)
-    keys_until = nil
-  else
-    redis.call('hset', holders, 'used', used)
-  end
+  set_used(leases, holders, math.max(state.used - freed, 0))
   announce(channel, freed)
-  return used, keys_until, mine
+  return state.used, state.keys_until, mine
 end
 
+-- The permits there are in all, read once per call (set and add keep it).
+local totals = {}
 local function total_of(permits)
-  local total = redis.pcall('hget', permits, 'permits')
+  local total = totals[permits]
+  if total then return total end
+  total = redis.pcall('hget', permits, 'permits')
   if type(total) == 'table' then return total end
-  return tonumber(total or '0') or 0
+  total = tonumber(total or '0') or 0
+  totals[permits] = total
+  return total
 end
 
--- Gives `n` permits to `id` for `lease` ms (enough are free); returns its token, or the error of
--- the fencing counter.
-local function grant(leases, holders, token_key, id, n, used, now, lease, keep, keys_until)
-  local token = next_token(token_key, lease, keep == '1')
+-- Gives `n` permits (a decimal string) to `id` for `lease` ms, enough being free while `used` are
+-- held by others; returns its token, or the error of the fencing counter.
+local function grant(leases, holders, token_key, id, n, used, lease, keep)
+  local token = next_token(token_key, lease, keep == '1', true)
   if type(token) == 'table' then return token end
-  redis.call('hset', holders, id, n .. ':' .. token, 'used', used + n)
-  redis.call('zadd', leases, now + tonumber(lease), id)
-  keep_permits_keys(leases, holders, keys_until, now, tonumber(lease))
+  local state = known[holders]
+  local now_used = used + tonumber(n)
+  if now_used == state.used then
+    redis.call('hset', holders, id, n .. ':' .. token)  -- permits passed on: as many used as before
+  else
+    redis.call('hset', holders, id, n .. ':' .. token, 'used', now_used)
+    state.used = now_used
+  end
+  redis.call('zadd', leases, lease_end(lease), id)
+  state.keys_until = keep_permits_keys(leases, holders, state.keys_until, server_ms(), tonumber(lease))
   return token
 end
 
@@ -129,8 +164,8 @@ local function acquire(permits, leases, holders, token_key, id, want, lease, cha
   if retry then
     local held = redis.call('hget', holders, id)
     if held then
-      redis.call('zadd', leases, now + tonumber(lease), id)
-      keep_permits_keys(leases, holders, keys_until, now, tonumber(lease))
+      redis.call('zadd', leases, lease_end(lease), id)
+      known[holders].keys_until = keep_permits_keys(leases, holders, keys_until, now, tonumber(lease))
       return {1, string.match(held, ':(%d+)$')}
     end
   end
@@ -142,15 +177,14 @@ local function acquire(permits, leases, holders, token_key, id, want, lease, cha
     if #first == 0 then return {0, -1} end
     return {0, math.max(tonumber(first[2]) - now, 1)}
   end
-  local token = grant(leases, holders, token_key, id, n, used, now, lease, keep, keys_until)
+  local token = grant(leases, holders, token_key, id, want, used, lease, keep)
   if type(token) == 'table' then return token end
   return {1, token}
 end
 
 -- With `next_id`, the permits go on to it if enough are free (see release-to).
 local function release(permits, leases, holders, id, channel, token_key, next_id, next_n, next_lease, keep)
-  local now = server_ms()
-  local used, keys_until, held = give_back_ended(leases, holders, now, channel, id)
+  local used, _, held = give_back_ended(leases, holders, server_ms(), channel, id)
   if type(used) == 'table' then return used end
   if not held then
     local passed = next_id and redis.call('hget', holders, next_id)
@@ -158,7 +192,7 @@ local function release(permits, leases, holders, id, channel, token_key, next_id
     return -1
   end
   local n = tonumber(string.match(held, '^(%d+):')) or 0
-  used = math.max(used - n, 0)
+  local left = math.max(used - n, 0)
   redis.call('hdel', holders, id)
   redis.call('zrem', leases, id)
   local next_member = next_id and fair and member_of(fair.client, next_id)
@@ -168,8 +202,8 @@ local function release(permits, leases, holders, id, channel, token_key, next_id
   if next_id then
     local total = total_of(permits)
     local wanted = tonumber(next_n)
-    if type(total) ~= 'table' and total - used >= wanted then
-      local token = grant(leases, holders, token_key, next_id, wanted, used, now, next_lease, keep, keys_until)
+    if type(total) ~= 'table' and total - left >= wanted then
+      local token = grant(leases, holders, token_key, next_id, next_n, left, next_lease, keep)
       if type(token) ~= 'table' then
         if next_member then leave_queue(fair.queue, next_member) end
         announce(channel, n - wanted)
@@ -179,11 +213,7 @@ local function release(permits, leases, holders, id, channel, token_key, next_id
       -- release, and the waiter tries by itself.
     end
   end
-  if used == 0 then
-    redis.call('del', leases, holders)
-  else
-    redis.call('hset', holders, 'used', used)
-  end
+  set_used(leases, holders, left)
   announce(channel, n)
   return 0
 end
@@ -192,7 +222,8 @@ end
 local function free_now(permits, holders)
   local total = total_of(permits)
   if type(total) == 'table' then return 0 end
-  return total - (tonumber(redis.call('hget', holders, 'used') or '0') or 0)
+  local state = known[holders]
+  return total - (state and state.used or tonumber(redis.call('hget', holders, 'used') or '0') or 0)
 end
 
 -- A fair acquire: only the live head of the queue takes permits (or anyone while nobody waits);
@@ -236,7 +267,10 @@ end
 local function set_permits(permits, n, channel)
   local set = redis.pcall('hsetnx', permits, 'permits', n)
   if type(set) == 'table' then return set end
-  if set == 1 then announce(channel, tonumber(n)) end
+  if set == 1 then
+    totals[permits] = tonumber(n)
+    announce(channel, tonumber(n))
+  end
   return set
 end
 
@@ -248,6 +282,7 @@ local function add_permits(permits, leases, holders, delta, channel)
     return redis.error_reply('PERMITS ' .. total .. ' permits in all, fewer than ' .. -d .. ' to take away')
   end
   redis.call('hset', permits, 'permits', total + d)
+  totals[permits] = total + d
   announce(channel, d)
   return total + d
 end
