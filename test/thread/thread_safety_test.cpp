@@ -17,7 +17,10 @@
 
 #include <atomic>
 #include <future>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -42,6 +45,13 @@ struct shared_state {
   std::atomic<int> overlaps{0};
   std::atomic<int> sections{0};
   std::atomic<bool> killing{true};
+  std::mutex failures_mutex;
+  std::vector<std::string> failures;  // the acquires that failed, by error
+
+  void failed(boost::system::error_code const& ec) {
+    std::lock_guard const guard{failures_mutex};
+    failures.push_back(ec.message());
+  }
 };
 
 asio::awaitable<void> worker(redisync::client& c, shared_state& s, int id) {
@@ -51,7 +61,10 @@ asio::awaitable<void> worker(redisync::client& c, shared_state& s, int id) {
     int const k = (id + i) % 3;
     auto lock = me.lock("shared-" + std::to_string(k));
     auto [ec, outer] = co_await lock.acquire(asio::as_tuple(asio::use_awaitable));
-    if (ec) continue;
+    if (ec) {
+      s.failed(ec);
+      continue;
+    }
     co_await asio::post(ex, asio::use_awaitable);  // to another thread, maybe
     if (++s.inside[k] > 1) ++s.overlaps;
     auto [iec, inner] = co_await lock.acquire(asio::as_tuple(asio::use_awaitable));  // re-entry
@@ -113,6 +126,8 @@ BOOST_AUTO_TEST_CASE(a_client_shared_by_four_threads_while_its_connection_is_kil
   }
   pool.join();
   BOOST_TEST(s.overlaps == 0);
+  for (auto const& failure : s.failures) BOOST_TEST_MESSAGE("an acquire failed: " << failure);
+  BOOST_TEST(s.failures.empty());
   BOOST_TEST(s.sections == workers * sections_per_worker);
 }
 

@@ -51,7 +51,8 @@ local function server_ms()
 end
 
 -- The end of a lease of `lease` ms (as sent) granted now, as the string ZADD takes: the items of a
--- call mostly share one lease, and turning a number into a string costs Redis a printf.
+-- call mostly share one lease, and turning a number into a string costs Redis a printf. (Server ms
+-- plus a lease of at most a year have 13 digits: tostring's 14 significant ones keep them exact.)
 local lease_ends = {}
 local function lease_end(lease)
   local ends = lease_ends[lease]
