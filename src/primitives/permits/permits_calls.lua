@@ -98,12 +98,12 @@ local function set_used(leases, holders, used)
   end
 end
 
--- Gives back the permits whose lease ended by `now`; returns the permits used after that, the
--- keys' 'keys_until' and (with `id`) what the holders have for `id` then, or the error of a key of
--- another type.
+-- Gives back the permits whose lease ended by `now`; returns the permits used after that and
+-- (with `id`) what the holders have for `id` then, or the error of a key of another type. The
+-- call knows the keys' 'keys_until' from then on (`known`).
 local function give_back_ended(leases, holders, now, channel, id)
   local state = known[holders]
-  if state then return state.used, state.keys_until, id and redis.call('hget', holders, id) end
+  if state then return state.used, id and redis.call('hget', holders, id) end
   local ended = redis.pcall('zrangebyscore', leases, '-inf', now)
   if ended.err then return ended end
   local found = redis.pcall('hmget', holders, 'used', 'keys_until', id or 'used')
@@ -111,7 +111,7 @@ local function give_back_ended(leases, holders, now, channel, id)
   state = {used = tonumber(found[1] or '0') or 0, keys_until = tonumber(found[2])}
   known[holders] = state
   local mine = id and found[3]
-  if #ended == 0 then return state.used, state.keys_until, mine end
+  if #ended == 0 then return state.used, mine end
   local freed = 0
   for _, gone in ipairs(ended) do
     local held = redis.call('hget', holders, gone)
@@ -122,7 +122,7 @@ local function give_back_ended(leases, holders, now, channel, id)
   redis.call('zremrangebyscore', leases, '-inf', now)
   set_used(leases, holders, math.max(state.used - freed, 0))
   announce(channel, freed)
-  return state.used, state.keys_until, mine
+  return state.used, mine
 end
 
 -- The permits there are in all, read once per call (set and add keep it).
@@ -157,7 +157,7 @@ end
 
 local function acquire(permits, leases, holders, token_key, id, want, lease, channel, keep, retry)
   local now = server_ms()
-  local used, keys_until = give_back_ended(leases, holders, now, channel)
+  local used = give_back_ended(leases, holders, now, channel)
   if type(used) == 'table' then return used end
   local total = total_of(permits)
   if type(total) == 'table' then return total end
@@ -166,7 +166,8 @@ local function acquire(permits, leases, holders, token_key, id, want, lease, cha
     local held = redis.call('hget', holders, id)
     if held then
       redis.call('zadd', leases, lease_end(lease), id)
-      known[holders].keys_until = keep_permits_keys(leases, holders, keys_until, now, tonumber(lease))
+      local state = known[holders]
+      state.keys_until = keep_permits_keys(leases, holders, state.keys_until, now, tonumber(lease))
       return {1, string.match(held, ':(%d+)$')}
     end
   end
@@ -185,7 +186,7 @@ end
 
 -- With `next_id`, the permits go on to it if enough are free (see release-to).
 local function release(permits, leases, holders, id, channel, token_key, next_id, next_n, next_lease, keep)
-  local used, _, held = give_back_ended(leases, holders, server_ms(), channel, id)
+  local used, held = give_back_ended(leases, holders, server_ms(), channel, id)
   if type(used) == 'table' then return used end
   if not held then
     local passed = next_id and redis.call('hget', holders, next_id)
