@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace redisync {
 
@@ -84,7 +85,7 @@ class held {
   auto wait_lost(Token&& token = {}) {
     return boost::asio::async_initiate<Token, wait_lost_signature>(
         [core = core_, state = state_](auto handler) {
-          start_wait_lost(core, state, boost::asio::any_completion_handler<wait_lost_signature>{std::move(handler)});
+          start_wait_lost(core, {state}, boost::asio::any_completion_handler<wait_lost_signature>{std::move(handler)});
         },
         token);
   }
@@ -92,12 +93,15 @@ class held {
   // A slot that receives terminal cancellation when the hold is lost, emitted on `ex` (the
   // executor of the code bound to the slot). Bind an operation or a coroutine to it to stop work
   // that must not continue without the lock. Taken after the loss (or from a guard that holds
-  // nothing), it emits once, posted to `ex`: bind the work in the same step, since a cancellation
-  // signal keeps no memory.
+  // nothing), it emits once, posted to `ex`: bind the work in the same step, on `ex`, since a
+  // cancellation signal keeps no memory. The guard owns the slot's signal: like any
+  // cancellation_signal, it must outlive the work bound to it, so keep the guard (released or
+  // not) until that work has ended.
   boost::asio::cancellation_slot loss_slot(boost::asio::any_io_executor ex);
 
  private:
   friend struct detail::held_access;
+  friend class multi_held;
   using core_ptr = std::shared_ptr<detail::sync::client_core>;
   using state_ptr = std::shared_ptr<detail::sync::hold_state>;
   using level_ptr = std::shared_ptr<detail::sync::hold_level>;
@@ -106,7 +110,8 @@ class held {
   // The operations keep what they need: a deferred operation may outlive this guard.
   static void start_release(core_ptr const& core, state_ptr const& state, level_ptr const& level,
                             boost::asio::any_completion_handler<void(boost::system::error_code)> h);
-  static void start_wait_lost(core_ptr const& core, state_ptr const& state,
+  // Completes when the first of `states` (holds of one client) ends.
+  static void start_wait_lost(core_ptr const& core, std::vector<state_ptr> states,
                               boost::asio::any_completion_handler<wait_lost_signature> h);
 
   core_ptr core_;

@@ -11,9 +11,7 @@
 
 #include <redisync/lock.hpp>
 
-#include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 
@@ -90,27 +88,14 @@ class multi_held {
   // hold_status::lost. Only a cancellation is an error, operation_aborted.
   template <class Token = boost::asio::deferred_t>
   auto wait_lost(Token&& token = {}) {
-    using op = decltype(std::declval<held&>().wait_lost(boost::asio::deferred));
-    std::vector<op> ops;
-    for (auto& m : members_) ops.push_back(m.wait_lost(boost::asio::deferred));
+    std::vector<held::state_ptr> states;
+    for (auto const& m : members_) states.push_back(m.state_);
     return boost::asio::async_initiate<Token, held::wait_lost_signature>(
-        [](auto handler, std::vector<op> ops) {
-          if (ops.empty()) return held{}.wait_lost(std::move(handler));
-          // The caller's cancellation reaches every member's wait; the completion goes where the
-          // caller's would.
-          auto slot = boost::asio::get_associated_cancellation_slot(handler);
-          auto ex = boost::asio::get_associated_executor(handler);
-          auto done = [handler = std::move(handler)](std::vector<std::size_t> order,
-                                                     std::vector<boost::system::error_code> errors,
-                                                     std::vector<hold_status> ends) mutable {
-            auto const first = order.front();
-            std::move(handler)(errors[first], ends[first]);
-          };
-          boost::asio::experimental::make_parallel_group(std::move(ops))
-              .async_wait(boost::asio::experimental::wait_for_one(),
-                          boost::asio::bind_cancellation_slot(slot, boost::asio::bind_executor(ex, std::move(done))));
+        [core = members_.empty() ? nullptr : members_.front().core_](auto handler, std::vector<held::state_ptr> states) {
+          held::start_wait_lost(core, std::move(states),
+                                boost::asio::any_completion_handler<held::wait_lost_signature>{std::move(handler)});
         },
-        token, std::move(ops));
+        token, std::move(states));
   }
 
  private:

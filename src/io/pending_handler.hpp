@@ -4,9 +4,12 @@
 // executor and completes there, as Asio's own operations do: never inside the operation's strand,
 // so that the caller's code after the completion cannot hold up the connection, the watchdog or
 // other callers. Only the library's own continuations, bound to the strand, run there inline.
-// Before the handler runs, its cancellation slot is cleared (the slot belongs to the initiating
-// side and must not be touched from the strand). Callers never complete from inside an initiating
-// function: initiations post to the strand first.
+// The handler's cancellation slot is left as it is, as Asio's own operations leave theirs: the
+// initiating side may emit on it from any thread until it sees the completion, so clearing it here
+// would free the slot's handler while another thread runs it. Every handler the library installs
+// in a caller's slot only posts to the strand and keeps what it touches alive, so an emission after
+// the completion does nothing. Callers never complete from inside an initiating function:
+// initiations post to the strand first.
 
 #include "io/delivery.hpp"
 
@@ -85,10 +88,7 @@ class pending_handler<void(Args...)> {
   // Completes once; later calls do nothing.
   void complete(Args... args) {
     if (!handler_) return;
-    auto call = [h = std::move(handler_), ... a = std::move(args)]() mutable {
-      h.get_cancellation_slot().clear();
-      std::move(h)(std::move(a)...);
-    };
+    auto call = [h = std::move(handler_), ... a = std::move(args)]() mutable { std::move(h)(std::move(a)...); };
     auto ex = std::exchange(work_, std::nullopt);
     if (!delivery_) return boost::asio::dispatch(*ex, std::move(call));
     auto leave = [ex = std::move(ex), call = std::move(call)]() mutable {

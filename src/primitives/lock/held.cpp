@@ -6,6 +6,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
+
 namespace redisync {
 
 namespace asio = boost::asio;
@@ -89,10 +91,11 @@ void held::start_release(core_ptr const& core, state_ptr const& state, level_ptr
   state->kind->release(core, state, level, std::move(h));
 }
 
-void held::start_wait_lost(core_ptr const& core, state_ptr const& state,
+void held::start_wait_lost(core_ptr const& core, std::vector<state_ptr> states,
                            asio::any_completion_handler<wait_lost_signature> h) {
-  if (!core || !state) return detail::sync::fail_at_once(std::move(h), error::not_held);
-  detail::sync::launch(core->strand(), core->homes(), detail::lock_protocol::wait_lost(core, state),
+  bool const none = states.empty() || std::ranges::any_of(states, [](auto const& s) { return !s; });
+  if (!core || none) return detail::sync::fail_at_once(std::move(h), error::not_held);
+  detail::sync::launch(core->strand(), core->homes(), detail::lock_protocol::wait_lost(core, std::move(states)),
                        std::move(h), true);
 }
 

@@ -6,6 +6,8 @@
 
 #include <scripts.hpp>
 
+#include <algorithm>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -87,21 +89,23 @@ asio::awaitable<std::tuple<error_code, std::optional<std::chrono::milliseconds>>
   co_return result{error_code{}, std::chrono::milliseconds{pttl.integer()}};
 }
 
-asio::awaitable<std::tuple<error_code, hold_status>> wait_lost(core_ptr core, std::shared_ptr<sync::hold_state> hold) {
-  // A pure wait: any kind of cancellation ends it (a parallel group that asked for partial
-  // cancellation first never asks again).
+asio::awaitable<std::tuple<error_code, hold_status>> wait_lost(core_ptr core,
+                                                               std::vector<std::shared_ptr<sync::hold_state>> holds) {
+  // A pure wait: any kind of cancellation ends it.
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
-  if (hold->active()) {
+  auto const active = [](auto const& h) { return h->active(); };
+  if (std::ranges::all_of(holds, active)) {
+    // One timer for all: the first hold to end cancels it, and it leaves the others' lists here.
     asio::steady_timer timer{core->router().io_executor(), asio::steady_timer::time_point::max()};
-    hold->loss_timers.push_back(&timer);
+    for (auto const& h : holds) h->loss_timers.push_back(&timer);
     co_await timer.async_wait(asio::as_tuple(asio::deferred));
-    std::erase(hold->loss_timers, &timer);
+    for (auto const& h : holds) std::erase(h->loss_timers, &timer);
   }
-  auto const status = hold->status.load();
-  if (status != hold_status::lost && status != hold_status::released) {
-    co_return std::tuple{error_code{asio::error::operation_aborted}, status};
-  }
-  co_return std::tuple{error_code{}, status};
+  auto const lost = [](auto const& h) { return h->status.load() == hold_status::lost; };
+  if (std::ranges::any_of(holds, lost)) co_return std::tuple{error_code{}, hold_status::lost};
+  auto const released = [](auto const& h) { return h->status.load() == hold_status::released; };
+  if (std::ranges::any_of(holds, released)) co_return std::tuple{error_code{}, hold_status::released};
+  co_return std::tuple{error_code{asio::error::operation_aborted}, holds.front()->status.load()};
 }
 
 }  // namespace redisync::detail::lock_protocol

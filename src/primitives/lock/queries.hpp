@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <tuple>
+#include <vector>
 
 namespace redisync::detail::lock_protocol {
 
@@ -22,8 +23,9 @@ boost::asio::awaitable<std::tuple<io::error_code, std::int64_t>> hold_count(core
                                                                            std::string owner);
 boost::asio::awaitable<std::tuple<io::error_code, std::optional<std::chrono::milliseconds>>> remaining_lease(
     core_ptr core, std::string name);
-// error::lease_lost when the hold is lost; operation_aborted when it ends otherwise first.
-boost::asio::awaitable<std::tuple<io::error_code, hold_status>> wait_lost(core_ptr core,
-                                                                          std::shared_ptr<sync::hold_state> hold);
+// Waits until the first of `holds` ends: how it ended (lost if any of them is lost by then), or
+// operation_aborted when cancelled first.
+boost::asio::awaitable<std::tuple<io::error_code, hold_status>> wait_lost(
+    core_ptr core, std::vector<std::shared_ptr<sync::hold_state>> holds);
 
 }  // namespace redisync::detail::lock_protocol
