@@ -234,18 +234,20 @@ void client_core::lose_holds_of(std::string const& name) {
   for (auto const& hold : gone) lose(hold, loss_cause::deleted);
 }
 
-// An unlock message while this client holds the lock: unless it comes from a release of this
-// client's own (a level on its way out), the lock was deleted under the holder (a force release,
-// or an expiry it has not noticed yet followed by another owner's release). Messages and replies
-// share the connection, so a message sent before a hold was granted arrives before its grant.
-void client_core::lose_holds_told_free(std::string const& channel) {
-  std::vector<std::shared_ptr<hold_state>> gone;
+// An unlock message while this client holds the lock, unless it comes from a release of this
+// client's own (a level on its way out): the lock may have been deleted under the holder (a force
+// release, or an expiry it has not noticed yet followed by another owner's release), or the
+// message is stale (a demoted master runs what it had queued after a failover and publishes for a
+// lock that its successor still gives this holder). A message is a hint, never proof: the hold is
+// renewed at once where its slot is served now, and that answer keeps it or ends it. A hold with a
+// fixed lease is not renewed; its deadline ends it.
+void client_core::look_at_holds_told_free(std::string const& channel) {
   auto const c = holds_by_channel_.find(channel);
   if (c == holds_by_channel_.end()) return;
   for (auto const& [raw, hold] : c->second.holds) {
-    if (hold->granted && hold->active() && hold->none_releasing()) gone.push_back(hold);
+    bool const renewed = hold->watchdog && hold->application_holds();
+    if (hold->granted && hold->active() && hold->none_releasing() && renewed) leases_.renew_soon(hold);
   }
-  for (auto const& hold : gone) lose(hold, loss_cause::deleted);
 }
 
 void client_core::lose(std::shared_ptr<hold_state> const& hold, loss_cause why) {
@@ -291,7 +293,7 @@ void client_core::on_push(resp::value const& push) {
   // A cluster's channels are sharded ("smessage").
   if (e.size() != 3 || !e[0].is_string() || (e[0].text() != "message" && e[0].text() != "smessage")) return;
   std::string channel{e[1].text()};
-  if (e[2].text() == "0") lose_holds_told_free(channel);  // Redisson's unlock message
+  if (e[2].text() == "0") look_at_holds_told_free(channel);  // Redisson's unlock message
   // Only Redisson's unlock messages can be a waking release's own (a grant names its writer).
   bool const unlock_message = e[2].text() == "0" || e[2].text() == "1";
   if (unlock_message && releases_waking_.contains(channel)) return;

@@ -184,7 +184,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   void check_eviction_policy(routing::node_id node);
   void forget_hold(std::shared_ptr<hold_state> const& hold);
   void count_hold_time(hold_state const& hold, std::optional<loss_cause> lost);
-  void lose_holds_told_free(std::string const& channel);
+  void look_at_holds_told_free(std::string const& channel);
   void wake_every_waiter();
   void run_after_arrivals(std::function<void()> f, int yields);
   friend class work_ticket;

@@ -96,6 +96,9 @@ class lease_registry {
   // The next renewal a third of the lease after `base`.
   void schedule_renewal(std::shared_ptr<hold_state> const& hold, clock_type::time_point base);
   void schedule_validity_check(std::shared_ptr<hold_state> const& hold);
+  // The next renewal on the next tick: a look at the hold where its slot is served now, whose
+  // answer keeps it or ends it.
+  void renew_soon(std::shared_ptr<hold_state> const& hold) { schedule_renewal(hold, clock_type::now() - hold->lease / 3); }
   void cancel_renewal(hold_state& hold) { wheel_.cancel(hold.renewal_entry); }
   void forget(hold_state& hold) {
     wheel_.cancel(hold.renewal_entry);
