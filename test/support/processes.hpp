@@ -106,17 +106,29 @@ class child {
     if (pid_ < 0) return true;
     int status = 0;
     bool const exited = poll_until([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, limit);
-    if (exited) {
-      pid_ = -1;
-      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    }
+    if (exited) reaped(status);
     return exited;
+  }
+  // Stops it (SIGSTOP) and returns true once it is stopped, or has exited, within `limit`: either
+  // way it does nothing more until a SIGCONT. A SIGSTOP is not in effect when kill returns.
+  bool stop(std::chrono::milliseconds limit) {
+    if (pid_ < 0) return true;
+    ::kill(pid_, SIGSTOP);
+    int status = 0;
+    bool const settled = poll_until([&] { return ::waitpid(pid_, &status, WNOHANG | WUNTRACED) == pid_; }, limit);
+    if (settled && !WIFSTOPPED(status)) reaped(status);
+    return settled;
   }
   int exit_code() const { return exit_code_; }
   std::filesystem::path const& out() const { return out_; }
   std::vector<boost::json::object> lines() const { return json_lines(out_); }
 
  private:
+  void reaped(int status) {
+    pid_ = -1;
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
   std::filesystem::path out_;
   pid_t pid_ = -1;
   int exit_code_ = -1;

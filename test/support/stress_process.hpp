@@ -38,6 +38,7 @@ class stress_process {
   void signal(int sig) const { process_.signal(sig); }
   void kill_hard() { process_.kill_hard(); }
   bool wait(std::chrono::milliseconds limit) { return process_.wait(limit); }
+  bool stop(std::chrono::milliseconds limit) { return process_.stop(limit); }
   int exit_code() const { return process_.exit_code(); }
   boost::json::object summary() const { return process_.lines().at(0); }
   bool has_summary() const { return !process_.lines().empty(); }
@@ -75,6 +76,20 @@ inline std::size_t acquired_so_far(stress_group const& group) {
   std::size_t n = 0;
   for (auto const& p : group) n += p->events("acquired").size();
   return n;
+}
+
+// Stops every process of `group`, each within `limit` (or fails the test): until resume_group,
+// nothing of theirs reaches Redis, so a fault injected meanwhile meets each at a known point of its
+// history.
+inline void stop_group(stress_group const& group, std::chrono::milliseconds limit) {
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    BOOST_TEST_REQUIRE(group[i]->stop(limit),
+                       fmt::format("stress process p{} was not stopped within {} ms (SIGSTOP)", i, limit.count()));
+  }
+}
+
+inline void resume_group(stress_group const& group) {
+  for (auto const& p : group) p->signal(SIGCONT);
 }
 
 // Every fencing token granted in `group`'s histories after the moment `at` (CLOCK_MONOTONIC ns: a

@@ -120,6 +120,7 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
     }
     ++t.acquired;
     log.write("acquired", me.id(), h.token(), {{"valid_until_ns", monotonic_ns(h.valid_until())}});
+    log.name_hold(h.owner_id(), me.id(), h.token());
 
     error_code gec;
     resp::value current;
@@ -222,14 +223,24 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
       report.add("ending a hold", error::not_held);
       log.write("error", me.id(), h.token(), {{"detail", "the hold did not end"}});
     }
+    log.forget_hold(h.owner_id());
   }
 }
 
 asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
+  history_log log{o.history};
   auto cfg = config_from_url(o.url);
   cfg.watchdog_lease = std::chrono::milliseconds{o.watchdog_ms};
   cfg.watchdog_tick = std::min(cfg.watchdog_tick, cfg.watchdog_lease / 10);
-  history_log log{o.history};
+  // A release sent again after its outcome was lost with the connection is told released even if
+  // the hold is gone (the first call may have run), where a first call that finds it gone ends it
+  // lost: the history tells them apart, for the checks of what a restart without persistence erased.
+  cfg.on_event = [print = std::move(cfg.on_event), &log](event const& e) {
+    if (e.kind == event_kind::outcome_resolved && e.detail == "release") {
+      log.write_for_hold("release_repeated", e.owner);
+    }
+    print(e);
+  };
   client c{ctx.get_executor(), cfg};
   metrics_port const serving{c, o.metrics};
   c.start();

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -73,12 +74,26 @@ class history_log {
     if (!file_ && failure_.empty()) failure_ = std::strerror(errno);
   }
 
+  // The client's events (config::on_event) name a hold by its own id, held::owner_id() (a permit's
+  // is `<owner>:p<n>`); the history by the worker's owner and the token. A worker names its hold
+  // here from its grant to its end, so that an event about it is logged as the hold's.
+  void name_hold(std::string id, std::string_view owner, std::uint64_t token) {
+    if (!file_.is_open()) return;
+    holds_.insert_or_assign(std::move(id), std::pair{std::string{owner}, token});
+  }
+  void forget_hold(std::string const& id) { holds_.erase(id); }
+  // `event` for the hold whose id is `id`, if a worker named it.
+  void write_for_hold(std::string_view event, std::string_view id) {
+    if (auto const h = holds_.find(id); h != holds_.end()) write(event, h->second.first, h->second.second);
+  }
+
   // Why a line could not be written (a full disk), or empty.
   std::string const& failure() const noexcept { return failure_; }
 
  private:
   std::ofstream file_;
   std::string failure_;
+  std::map<std::string, std::pair<std::string, std::uint64_t>, std::less<>> holds_;  // id -> owner, token
 };
 
 // The first error of each kind goes to stderr with its cause; the rest are only counted.

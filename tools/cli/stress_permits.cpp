@@ -60,6 +60,7 @@ asio::awaitable<void> permit_worker(client& c, stress_options const& o, totals& 
     std::int64_t const until_us =
         h ? monotonic_ns(h->valid_until()) / 1000 : monotonic_ns() / 1000 + semaphore_window_us;
     log.write("acquired", me.id(), token, {{"valid_until_ns", until_us * 1000}});
+    if (h) log.name_hold(h->owner_id(), me.id(), token);
     hold_window const w{o.lock, true, fmt::format("{}:{}:{}", ::getpid(), me.id(), i), until_us};
     auto [wec, holders, other, ignored] = co_await open_window(c, w, o.counter);
     if (wec) {
@@ -115,6 +116,7 @@ asio::awaitable<void> permit_worker(client& c, stress_options const& o, totals& 
       ++t.lost;
       log.write("lost", me.id(), token);
     }
+    log.forget_hold(h->owner_id());
   }
 }
 
