@@ -19,6 +19,7 @@ std::string_view to_string(event_kind kind) noexcept {
     case event_kind::reconnect_scheduled: return "reconnect scheduled";
     case event_kind::eviction_possible: return "eviction possible";
     case event_kind::not_replicated: return "not replicated";
+    case event_kind::release_made_again: return "release made again";
   }
   return "unknown event";
 }

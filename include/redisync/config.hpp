@@ -73,6 +73,11 @@ struct config {
   // 0: do not wait. It narrows, never closes, the window in which a failover loses a hold.
   std::uint32_t wait_replicas = 0;
   std::chrono::milliseconds wait_replicas_timeout{1000};
+  // Releases a master acknowledged this long (at most a hold's lease) before the client saw
+  // another master take over its slot are made again on the new master, which may never have
+  // received them; so is the release of a hold given up for lost whose lock the server may still
+  // keep. The last 16,384 such releases are kept. 0: none.
+  std::chrono::milliseconds failover_window{10000};
 
   // Locks.
   std::chrono::milliseconds watchdog_lease{30000};      // lease of a lock acquired without one

@@ -8,6 +8,7 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string_view>
@@ -37,7 +38,13 @@ enum class event_kind : std::uint8_t {
   // Fewer replicas than config::wait_replicas acknowledged an acquire in time (`detail` says how
   // many): what it granted was given back and the acquire failed with error::not_replicated.
   not_replicated,
+  // A release was made again where the lock is served now and freed the lock there: a release
+  // that a master acknowledged just before it stopped being master (a failover), or the release
+  // of a hold given up for lost (`detail` says which).
+  release_made_again,
 };
+// The number of kinds (the last one's value + 1): keep it next to the last.
+inline constexpr std::size_t event_kind_count = static_cast<std::size_t>(event_kind::release_made_again) + 1;
 
 struct event {
   event_kind kind;

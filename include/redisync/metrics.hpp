@@ -42,12 +42,14 @@ inline constexpr std::size_t acquire_outcome_count = 4;
 
 // Why a hold was lost.
 enum class loss_cause : std::uint8_t {
-  expired,  // its validity ran out: renewals failed or came too late (a stall, a lost connection)
-  gone,     // the server no longer had it (deleted, taken over, expired there, evicted)
-  deleted,  // this client force-released the lock, or its channel said it was freed
-  stopped,  // the client stopped (stop(), or a shutdown that ran out of time) while holding
+  expired,         // its validity ran out: renewals failed or came too late (a stall, a lost connection)
+  gone,            // the server no longer had it (deleted, expired there, evicted)
+  deleted,         // this client force-released the lock
+  stopped,         // the client stopped (stop(), or a shutdown that ran out of time) while holding
+  taken,           // another owner holds the lock on the server now
+  master_changed,  // gone from the server after a failover since it was granted (not replicated in time)
 };
-inline constexpr std::size_t loss_cause_count = 4;
+inline constexpr std::size_t loss_cause_count = 6;
 
 std::string_view to_string(primitive p) noexcept;
 std::string_view to_string(acquire_outcome o) noexcept;

@@ -254,9 +254,10 @@ std::vector<entry_ptr> connection::take_queued() { return impl_->mux_.take_queue
 
 void connection::forget_channel(std::string const& channel) { impl_->channels_.erase(channel); }
 
-void connection::reconnect() {
-  asio::dispatch(impl_->executor_, [self = impl_] {
+void connection::reconnect(std::string why) {
+  asio::dispatch(impl_->executor_, [self = impl_, why = std::move(why)]() mutable {
     if (!self->session_open_) return;
+    self->reconnect_reason_ = std::move(why);
     // Requests made from now on wait for the next session, not for the one that is ending.
     self->ready_ = false;
     self->mux_.set_ready(false);

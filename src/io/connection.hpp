@@ -158,8 +158,9 @@ class connection {
   // command (the node no longer serves its slot, or is gone).
   void forget_channel(std::string const& channel);
   // From any thread: closes the current session, if any; run() connects again (asking `resolve`
-  // where to, say). Requests made after it wait for the new session.
-  void reconnect();
+  // where to, say). Requests made after it wait for the new session. `why` is told with the
+  // `disconnected` event.
+  void reconnect(std::string why);
 
   // Ends run(): closes the socket and fails waiting requests with operation_aborted.
   void stop();

@@ -86,6 +86,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
   std::optional<clock_type::time_point> retry_armed_for_;
   boost::asio::steady_timer health_timer_;
   bool session_open_ = false;      // connected; the handshake may still be running
+  std::string reconnect_reason_;   // why reconnect() closed the session, until the event says so
   bool writing_ = false;           // a remainder the socket did not take is being written
   // Why a write of this session failed: the cause of its end, which the reader only sees as a
   // cancelled read (a TLS alert, such as a refused client certificate, fails the write first).

@@ -85,7 +85,10 @@ asio::awaitable<void> connection::impl::run_loop() {
     }
     bool const fatal = ec == error::auth_failed || ec == error::handshake_failed;
     if (events_.down) events_.down();
-    if (established) {
+    if (auto why = std::exchange(reconnect_reason_, {}); !why.empty()) {
+      // Closed on purpose (the master changed), whether or not its handshake had completed.
+      emit(event_kind::disconnected, event_level::warning, error::connection_closed, fmt::format("{}: {}", where, why));
+    } else if (established) {
       emit(event_kind::disconnected, event_level::warning, ec, where);
     } else {
       set_last_failure(failure);

@@ -31,8 +31,10 @@ bool all_errors(response const& replies, Pick pick) {
 
 bool all_transient(response const& replies) { return all_errors(replies, is_transient); }
 
-bool all_redirects(response const& replies) {
-  return all_errors(replies, [](error e) { return e == error::moved || e == error::ask || e == error::read_only; });
+bool all_redirects(exec_entry const& e) {
+  return all_errors(e.replies, [asked = e.asked](error code) {
+    return code == error::moved || code == error::ask || code == error::read_only || (asked && code == error::try_again);
+  });
 }
 
 constexpr std::string_view asking_command = "*1\r\n$6\r\nASKING\r\n";
@@ -53,7 +55,10 @@ void multiplexer::stop(error_code reason) {
 void multiplexer::submit(entry_ptr e, bool priority, clock_type::time_point now) {
   e->replies_left = e->out.replies;
   e->pushes_left = e->out.pushes;
-  if (e->retry_deadline == clock_type::time_point{}) e->retry_deadline = now + transient_budget_;
+  if (e->retry_deadline == clock_type::time_point{}) {
+    auto const own = e->out.opts.retry_limit;
+    e->retry_deadline = now + (own && *own < transient_budget_ ? std::max(*own, std::chrono::milliseconds{0}) : transient_budget_);
+  }
   if (priority) {
     priority_.push_back(std::move(e));
     return;
@@ -132,6 +137,7 @@ void multiplexer::take(std::deque<entry_ptr>& from, std::string& out, std::size_
     std::size_t calls = 1;
     outgoing const& first = from.front()->out;
     bool const asking = std::exchange(from.front()->asking, false);
+    from.front()->asked = asking;
     while (!asking && calls < from.size() && calls < calls_per_merged_command && first.merges_with(from[calls]->out) &&
            !from[calls]->asking) {
       ++calls;
@@ -244,7 +250,7 @@ void multiplexer::complete_front_if_done() {
 
 void multiplexer::finish(entry_ptr const& e) {
   // The command did not run where it went: the router sends it where the server says.
-  if (!e->abandoned && hooks_.redirect && e->redirects < max_redirects && all_redirects(e->replies)) {
+  if (!e->abandoned && hooks_.redirect && e->redirects < max_redirects && all_redirects(*e)) {
     ++e->redirects;
     if (hooks_.redirect(e)) return;
   }

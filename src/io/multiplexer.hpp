@@ -55,6 +55,7 @@ struct exec_entry {
   unsigned redirects = 0;  // MOVED, ASK and READONLY replies followed (a bound against loops)
   bool asking = false;     // sent after ASKING (its reply is dropped), once
   bool asking_sent = false;  // the ASKING reply is still to come
+  bool asked = false;        // last went after ASKING: a slot on its way to this node
   std::weak_ptr<void> home;  // the connection whose multiplexer has it (for cancellation)
 };
 
@@ -67,8 +68,9 @@ class multiplexer {
     std::function<void(resp::value const&)> push;
     // Completes `e` with `ec` outside the current call (which may be an initiating function).
     std::function<void(entry_ptr, error_code)> finish_later;
-    // A request whose every reply redirects it elsewhere (MOVED, ASK, READONLY): true when the
-    // hook took it over; false completes it with those replies.
+    // A request whose every reply redirects it elsewhere (MOVED, ASK, READONLY, or TRYAGAIN to a
+    // request sent after ASKING: the importing node lacks some of its keys, so it goes back to the
+    // slot's owner): true when the hook took it over; false completes it with those replies.
     std::function<bool(entry_ptr const&)> redirect;
   };
 

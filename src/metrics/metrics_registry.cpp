@@ -38,6 +38,8 @@ std::string_view to_string(loss_cause c) noexcept {
     case loss_cause::gone: return "gone";
     case loss_cause::deleted: return "deleted";
     case loss_cause::stopped: return "stopped";
+    case loss_cause::taken: return "taken";
+    case loss_cause::master_changed: return "master_changed";
   }
   return "unknown";
 }

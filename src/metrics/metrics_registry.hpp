@@ -50,10 +50,6 @@ class acquire_recorder {
   std::array<std::atomic<std::uint64_t>, loss_cause_count> lost_{};
 };
 
-// How many events of each kind the client emitted (config::on_event or not): failures of
-// renewals and releases, connects and disconnects.
-inline constexpr std::size_t event_kind_count = static_cast<std::size_t>(event_kind::not_replicated) + 1;
-
 // How an acquire that completed with `ec`, holding or not, ended.
 acquire_outcome outcome_of(boost::system::error_code ec, bool held) noexcept;
 
@@ -77,6 +73,8 @@ class metrics_registry {
   acquire_recorder& group_of(std::string_view name);
 
   std::array<acquire_recorder, primitive_count> by_primitive_;
+  // How many events of each kind the client emitted (config::on_event or not): failures of
+  // renewals and releases, connects and disconnects.
   std::array<std::atomic<std::uint64_t>, event_kind_count> events_{};
   std::string const group_separator_;
   std::size_t const group_limit_;

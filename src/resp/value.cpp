@@ -72,6 +72,18 @@ void value::set_attributes(std::vector<value> attributes) {
   attributes_ = std::make_shared<std::vector<value> const>(std::move(attributes));
 }
 
+value const* value::field(std::string_view key) const noexcept {
+  for (std::size_t i = 0; i + 1 < elements_.size(); i += 2) {
+    if (elements_[i].is_string() && elements_[i].text() == key) return &elements_[i + 1];
+  }
+  return nullptr;
+}
+
+std::string_view value::field_text(std::string_view key) const noexcept {
+  auto const* v = field(key);
+  return v != nullptr && v->is_string() ? v->text() : std::string_view{};
+}
+
 bool value::as_integer(std::int64_t& out) const noexcept {
   if (type_ == type::integer) {
     out = integer_;

@@ -1,5 +1,6 @@
 #include "routing/cluster.hpp"
 
+#include "io/pending_handler.hpp"
 #include "routing/hash_slot.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -47,22 +48,12 @@ std::optional<node_address> parse_address(std::string_view text, node_address co
   return node_address{host.empty() ? replied.host : std::move(host), static_cast<std::uint16_t>(port)};
 }
 
-// The value of `key` in a map reply (RESP3), or in a RESP2 array of key, value pairs.
-resp::value const* field(resp::value const& map, std::string_view key) {
-  auto const e = map.elements();
-  for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
-    if (e[i].is_string() && e[i].text() == key) return &e[i + 1];
-  }
-  return nullptr;
-}
-
-std::string_view text_of(resp::value const* v) { return v != nullptr && v->is_string() ? v->text() : std::string_view{}; }
 
 }  // namespace
 
 std::shared_ptr<cluster> cluster::create(io::connection::executor_type ex, config cfg, router_events events) {
   auto c = std::make_shared<cluster>(private_tag{}, std::move(ex), std::move(cfg), std::move(events));
-  // Requests go to the first seed until the map is known; its MOVED replies send them on.
+  // The first seed is asked for the map (any node answers, a replica too); requests wait for it.
   for (auto const& seed : c->cfg_.seed_nodes()) c->find_or_add(seed);
   c->start_node(0);
   return c;
@@ -72,7 +63,7 @@ cluster::cluster(private_tag, io::connection::executor_type ex, config cfg, rout
     : cfg_{std::move(cfg)},
       events_{std::move(events)},
       group_{io::connection_group::make(std::move(ex))},
-      slots_(cluster_slots, 0),
+      slots_(cluster_slots, no_node),
       refresh_timer_{group_->io_executor()} {}
 
 cluster::~cluster() {
@@ -89,6 +80,7 @@ slot_type cluster::a_slot_of(node_id node) const noexcept {
 }
 
 bool cluster::connected(slot_type slot) const noexcept {
+  if (slots_[slot] == no_node) return false;
   auto const& n = *nodes_[slots_[slot]];
   return n.conn && n.conn->is_ready();
 }
@@ -97,6 +89,27 @@ io::connection& cluster::conn_of(slot_type slot) {
   node_id const id = slots_[slot];
   if (!nodes_[id]->conn) start_node(id);
   return *nodes_[id]->conn;
+}
+
+// A request or subscription for a slot whose master is not known yet (the map is loading): it
+// waits for the map, as a request waits for its connection, and fails with not_connected when
+// `wait` (its connection wait) runs out first. Nothing goes to a node that may be a replica.
+void cluster::await_map(std::chrono::milliseconds wait, asio::any_completion_handler<void(bool)> go) {
+  awaiting_map_.push_back({io::clock_type::now() + std::min(wait, cfg_.connection_wait_limit), std::move(go)});
+  want_refresh(std::chrono::milliseconds{0});
+}
+
+// After a load of the map: those whose slot is known now go on (a slot still unknown waits again),
+// those whose wait ran out fail.
+void cluster::settle_awaiting_map() {
+  auto const now = io::clock_type::now();
+  for (auto& a : std::exchange(awaiting_map_, {})) {
+    if (!map_known_ && now < a.until) {
+      awaiting_map_.push_back(std::move(a));
+      continue;
+    }
+    std::move(a.go)(map_known_);
+  }
 }
 
 node_id cluster::find_or_add(node_address const& at) {
@@ -162,6 +175,12 @@ void cluster::retire(node_id id) {
 }
 
 void cluster::route(io::entry_ptr e, node_id to, bool asking) {
+  if (to == no_node) {
+    // Its slot lost its master in the map (a load during a failover): it waits for the next.
+    parked_.push_back(std::move(e));
+    want_refresh(refresh_retry);
+    return;
+  }
   if (!nodes_[to]->conn) start_node(to);
   nodes_[to]->conn->adopt(std::move(e), asking);
 }
@@ -179,11 +198,28 @@ void cluster::exec(slot_type slot, io::outgoing out, io::late_reply_handler late
     // The map lives on the strand.
     asio::post(group_->executor(), [self = shared_from_this(), slot, out = std::move(out), late = std::move(late),
                                     handler = std::move(handler)]() mutable {
-      self->conn_of(slot).exec(std::move(out), std::move(late), std::move(handler));
+      self->exec(slot, std::move(out), std::move(late), std::move(handler));
     });
     return;
   }
-  conn_of(slot).exec(std::move(out), std::move(late), std::move(handler));
+  if (slots_[slot] != no_node) return conn_of(slot).exec(std::move(out), std::move(late), std::move(handler));
+  if (!out.opts.wait_for_connection) {
+    return fail_unsent(std::move(handler), error::not_connected);
+  }
+  auto const wait = out.opts.connection_wait.value_or(cfg_.connection_wait_limit);
+  await_map(wait, [self = shared_from_this(), slot, out = std::move(out), late = std::move(late),
+                   handler = std::move(handler)](bool known) mutable {
+    if (!known) return self->fail_unsent(std::move(handler), error::not_connected);
+    self->exec(slot, std::move(out), std::move(late), std::move(handler));
+  });
+}
+
+// Completes a request that was never sent, off the current call.
+void cluster::fail_unsent(asio::any_completion_handler<void(error_code, io::response)> handler, error e) {
+  // Where a connection completes its requests (io::connection's homes).
+  completion_homes const homes{group_->executor(), group_->executor(), group_->completions()};
+  pending_handler<void(error_code, io::response)> h{std::move(handler), homes};
+  asio::post(group_->executor(), [h = std::move(h), e]() mutable { h.complete(e, {}); });
 }
 
 // MOVED: the slot's owner changed (the map is loaded again too); ASK: this one command goes to the
@@ -196,6 +232,14 @@ bool cluster::on_redirect(node_id from, io::entry_ptr const& e) {
     want_refresh(std::chrono::milliseconds{0});
     return true;
   }
+  if (code == error::try_again) {
+    // Sent on by ASK, the request found only some of its keys on the importing node: the slot's
+    // owner says again where they are, after a pause, until the request's time is up.
+    if (io::clock_type::now() >= e->retry_deadline) return false;
+    parked_.push_back(e);
+    want_refresh(redirect_pause * e->redirects);
+    return true;
+  }
   auto const first_space = text.find(' ');
   auto const second_space = text.find(' ', first_space + 1);
   if (first_space == std::string_view::npos || second_space == std::string_view::npos) return false;
@@ -206,10 +250,12 @@ bool cluster::on_redirect(node_id from, io::entry_ptr const& e) {
   if (ec != std::errc{} || slot >= cluster_slots || !to) return false;
   node_id const id = find_or_add(*to);
   if (code == error::moved) {
+    bool const changed = slots_[slot] != no_node && slots_[slot] != id;
     {
       std::lock_guard const lock{nodes_mutex_};
       slots_[slot] = id;
     }
+    if (changed && events_.master_changed) events_.master_changed();
     informed_ = id;
     informed_tries_ = 0;
     want_refresh(std::chrono::milliseconds{0});
@@ -218,7 +264,9 @@ bool cluster::on_redirect(node_id from, io::entry_ptr const& e) {
   // now says (subscribe_on_owner).
   if (e->out.pushes > 0) return false;
   if (e->redirects > 1) {
-    // Sent back and forth: nodes disagree while a failover settles. It waits for the map.
+    // Sent back and forth: nodes disagree while a failover settles or a slot moves. It waits for
+    // the map, until the request's time is up.
+    if (io::clock_type::now() >= e->retry_deadline) return false;
     parked_.push_back(e);
     want_refresh(redirect_pause * e->redirects);
     return true;
@@ -236,6 +284,14 @@ void cluster::subscribe(bool on, slot_type slot, std::vector<std::string> channe
 // again on the slot's node once the map was loaded again, a few times at most.
 void cluster::subscribe_on_owner(bool on, slot_type slot, std::vector<std::string> channels,
                                  asio::any_completion_handler<void(error_code)> handler, unsigned attempt) {
+  if (on && slots_[slot] == no_node) {
+    auto again = [self = shared_from_this(), slot, channels = std::move(channels), handler = std::move(handler),
+                  attempt](bool known) mutable {
+      if (!known) return std::move(handler)(error_code{error::not_connected});
+      self->subscribe_on_owner(true, slot, std::move(channels), std::move(handler), attempt);
+    };
+    return await_map(cfg_.connection_wait_limit, std::move(again));
+  }
   // Unsubscribed where it was subscribed, which may be the slot's former node.
   node_id id = slots_[slot];
   for (auto const& c : channels) {
@@ -245,6 +301,9 @@ void cluster::subscribe_on_owner(bool on, slot_type slot, std::vector<std::strin
       if (it->second != no_node) id = it->second;
       channels_.erase(it);
     }
+  }
+  if (id == no_node) {  // never subscribed anywhere
+    return asio::post(group_->executor(), [h = std::move(handler)]() mutable { std::move(h)(error_code{}); });
   }
   if (!nodes_[id]->conn) start_node(id);
   if (!on) return nodes_[id]->conn->unsubscribe(std::move(channels), std::move(handler));
@@ -285,6 +344,7 @@ asio::awaitable<void> cluster::refresh_loop() {
     if (stopping_) break;
     bool complete = shards.has_value();
     if (shards) apply(*shards);
+    settle_awaiting_map();
     for (auto& e : std::exchange(parked_, {})) route_to_its_slot(std::move(e));
     for (auto& f : std::exchange(after_refresh_, {})) std::move(f)();
     for (auto const& n : nodes_) {
@@ -343,28 +403,39 @@ asio::awaitable<std::optional<std::vector<cluster::shard>>> cluster::load_shards
     }
     auto const& reply = replies.front();
     if (reply.is_error()) {
-      set_map_failure(fmt::format("{}: CLUSTER SHARDS: {}{}", where, reply.text(),
-                                 reply.text().find("cluster support disabled") != std::string_view::npos
-                                     ? " (it is not a cluster node: use redis:// for one server)"
-                                     : ""));
+      // A server that is no cluster node will not become one: the client stops and says so.
+      std::string_view const text = reply.text();
+      std::string_view const not_a_cluster =
+          text.find("cluster support disabled") != std::string_view::npos ? "it is not a cluster node: use redis:// for one server"
+          : text.find("unknown command") != std::string_view::npos
+              ? "it knows no CLUSTER command: is it a Sentinel? use redis-sentinel://"
+              : "";
+      set_map_failure(fmt::format("{}: CLUSTER SHARDS: {}{}{}{}", where, text, not_a_cluster.empty() ? "" : " (",
+                                 not_a_cluster, not_a_cluster.empty() ? "" : ")"));
+      if (!not_a_cluster.empty()) {
+        run_error_ = error::handshake_failed;
+        if (events_.event) events_.event(event_kind::connect_failed, event_level::error, error::handshake_failed, last_failure());
+        stop();
+        co_return std::nullopt;
+      }
       continue;
     }
     std::vector<shard> shards;
     for (auto const& s : reply.elements()) {
       shard out;
-      if (auto const* slots = field(s, "slots")) {
+      if (auto const* slots = s.field("slots")) {
         auto const e = slots->elements();
         for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
           out.ranges.emplace_back(static_cast<slot_type>(e[i].integer()), static_cast<slot_type>(e[i + 1].integer()));
         }
       }
-      auto const* members = field(s, "nodes");
+      auto const* members = s.field("nodes");
       if (members == nullptr || out.ranges.empty()) continue;
       for (auto const& m : members->elements()) {
-        if (text_of(field(m, "role")) != "master") continue;
-        std::string_view host = text_of(field(m, "endpoint"));
-        if (host.empty() || host == "?") host = text_of(field(m, "ip"));
-        auto const* port = field(m, cfg_.tls ? "tls-port" : "port");
+        if (m.field_text("role") != "master") continue;
+        std::string_view host = m.field_text("endpoint");
+        if (host.empty() || host == "?") host = m.field_text("ip");
+        auto const* port = m.field(cfg_.tls ? "tls-port" : "port");
         if (port == nullptr || port->kind() != resp::type::integer) continue;
         out.master = {host.empty() ? nodes_[id]->at.host : std::string{host}, static_cast<std::uint16_t>(port->integer())};
         shards.push_back(std::move(out));
@@ -392,10 +463,16 @@ void cluster::apply(std::vector<shard> const& shards) {
       for (slot_type slot = first; slot <= last && slot < cluster_slots; ++slot) slots[slot] = id;
     }
   }
+  bool changed = false;
+  for (slot_type slot = 0; slot < cluster_slots && !changed; ++slot) {
+    changed = slots_[slot] != no_node && slots[slot] != slots_[slot];
+  }
   {
     std::lock_guard const lock{nodes_mutex_};
     slots_ = std::move(slots);
   }
+  map_known_ = true;
+  if (changed && events_.master_changed) events_.master_changed();
   for (node_id id = 0; id < nodes_.size(); ++id) {
     nodes_[id]->master = masters.contains(id);
     if (nodes_[id]->master && !nodes_[id]->conn) start_node(id);
@@ -418,7 +495,7 @@ void cluster::reconcile_channels() {
   std::set<node_id> woken;
   for (auto& [channel, on] : channels_) {
     node_id const owner = slots_[hash_slot(channel)];
-    if (owner == on) continue;
+    if (owner == on || owner == no_node) continue;
     if (on != no_node && nodes_[on]->conn) nodes_[on]->conn->forget_channel(channel);
     on = owner;
     if (!nodes_[owner]->conn) start_node(owner);
@@ -481,6 +558,7 @@ void cluster::stop() {
     // Parked requests fail as their node's do.
     for (auto& e : std::exchange(self->parked_, {})) self->route_to_its_slot(std::move(e));
     for (auto& f : std::exchange(self->after_refresh_, {})) std::move(f)();
+    for (auto& a : std::exchange(self->awaiting_map_, {})) std::move(a.go)(false);
     if (self->nodes_running_ == 0) self->finish_run(asio::error::operation_aborted);
   });
 }
@@ -519,6 +597,7 @@ std::string cluster::last_failure() const {
 
 std::string cluster::address_of(slot_type slot) const {
   std::lock_guard const lock{nodes_mutex_};
+  if (slots_[slot] == no_node) return {};  // not known yet
   auto const& at = nodes_[slots_[slot]]->at;
   return fmt::format("{}:{}", at.host, at.port);
 }

@@ -70,6 +70,9 @@ class cluster final : public router, public std::enable_shared_from_this<cluster
   };
 
   io::connection& conn_of(slot_type slot);
+  void await_map(std::chrono::milliseconds wait, boost::asio::any_completion_handler<void(bool)> go);
+  void settle_awaiting_map();
+  void fail_unsent(boost::asio::any_completion_handler<void(io::error_code, io::response)> handler, error e);
   node_id find_or_add(node_address const& at);
   void start_node(node_id id);
   void route(io::entry_ptr e, node_id to, bool asking);
@@ -93,13 +96,19 @@ class cluster final : public router, public std::enable_shared_from_this<cluster
   // nodes_ and slots_ change on the strand (under it); stats() and address_of() read them anywhere.
   mutable std::mutex nodes_mutex_;
   std::vector<std::unique_ptr<node>> nodes_;  // by node_id; an id stays with its address
-  std::vector<node_id> slots_;                // the master of each slot, as last known
+  std::vector<node_id> slots_;                // the master of each slot, as last known (no_node: not known)
+  bool map_known_ = false;                    // a map was loaded
   node_id informed_ = no_node;  // named by the last MOVED: the one asked for the map
   unsigned informed_tries_ = 0;
   // Channels the layer above wants, by the node they are subscribed on.
   std::unordered_map<std::string, node_id> channels_;
   std::vector<io::entry_ptr> parked_;  // READONLY: resent once the map was loaded again
   std::vector<boost::asio::any_completion_handler<void()>> after_refresh_;  // subscriptions made again then
+  struct awaiting {
+    io::clock_type::time_point until;
+    boost::asio::any_completion_handler<void(bool)> go;  // true: the map is known; false: it did not come in time
+  };
+  std::vector<awaiting> awaiting_map_;  // requests and subscriptions made before the first map
   boost::asio::steady_timer refresh_timer_;
   std::optional<io::clock_type::time_point> refresh_at_;
   bool refreshing_ = false;

@@ -26,6 +26,9 @@ struct router_events {
   std::function<void(node_id)> connected;        // a node's handshake completed (first and later)
   // A connection event of any node; `detail` names its address.
   std::function<void(event_kind, event_level, io::error_code, std::string_view detail)> event;
+  // Another node became the master of some slots (a failover, a migration): what the former
+  // master acknowledged may not be on the new one.
+  std::function<void()> master_changed;
 };
 
 class router {

@@ -38,15 +38,6 @@ std::optional<std::uint16_t> port_of(std::string_view text) {
   return static_cast<std::uint16_t>(v);
 }
 
-// The value of `key` in a RESP2 array of key, value pairs.
-std::string_view field(resp::value const& pairs, std::string_view key) {
-  auto const e = pairs.elements();
-  for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
-    if (e[i].is_string() && e[i].text() == key && e[i + 1].is_string()) return e[i + 1].text();
-  }
-  return {};
-}
-
 asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
   asio::steady_timer timer{co_await asio::this_coro::executor, d};
   co_await timer.async_wait(tuple_token);
@@ -69,6 +60,7 @@ struct sentinel::resolver {
   std::vector<node_address> sentinels;  // in the order they are asked
   std::string failure;                  // why the last resolve failed; empty after a success
   std::atomic<io::connection*> data{nullptr};
+  std::string master;  // the address of the master last connected to (on the strand)
 };
 
 asio::awaitable<std::tuple<error_code, std::string, std::uint16_t>> sentinel::resolver::resolve() {
@@ -154,8 +146,8 @@ asio::awaitable<std::tuple<error_code, std::string, std::uint16_t>> sentinel::re
   if (!port) co_return fail(fmt::format("it named the port '{}'", e[1].text()));
   std::vector<node_address> others;
   for (auto const& other : replies[auth ? 2 : 1].elements()) {
-    if (auto const p = port_of(field(other, "port")); p && !field(other, "ip").empty()) {
-      others.push_back({std::string{field(other, "ip")}, *p});
+    if (auto const p = port_of(other.field_text("port")); p && !other.field_text("ip").empty()) {
+      others.push_back({std::string{other.field_text("ip")}, *p});
     }
   }
   learn(at, others);
@@ -180,7 +172,21 @@ io::connection_events sentinel::switch_master_watch(std::shared_ptr<resolver> co
     if (e.size() != 3 || !e[2].is_string()) return;
     std::string_view const text = e[2].text();
     if (text.substr(0, text.find(' ')) != r->cfg.sentinel_master_name) return;
-    if (auto* conn = r->data.load()) conn->reconnect();
+    if (auto* conn = r->data.load()) conn->reconnect("a Sentinel announced a new master (+switch-master)");
+  };
+  return events;
+}
+
+// The events of the data connection: each handshake with a master at another address than the
+// last one's is a change of master.
+router_events sentinel::follow_master(router_events events, std::shared_ptr<resolver> const& r) {
+  events.connected = [r, connected = std::move(events.connected), changed = events.master_changed](node_id n) {
+    if (auto* conn = r->data.load()) {
+      auto at = conn->address();
+      if (!r->master.empty() && at != r->master && changed) changed();
+      r->master = std::move(at);
+    }
+    if (connected) connected(n);
   };
   return events;
 }
@@ -189,7 +195,7 @@ sentinel::sentinel(io::connection::executor_type ex, config cfg, router_events e
     : sentinel{ex, cfg, std::move(events), std::make_shared<resolver>(cfg)} {}
 
 sentinel::sentinel(io::connection::executor_type ex, config cfg, router_events events, std::shared_ptr<resolver> r)
-    : standalone{ex, cfg, std::move(events),
+    : standalone{ex, cfg, follow_master(std::move(events), r),
                  io::node_options{.must_be_master = true, .resolve = [r] { return r->resolve(); }},
                  // A READONLY reply: the master was demoted. The command did not run; it waits for
                  // the next session, with the master asked for again.
@@ -198,7 +204,7 @@ sentinel::sentinel(io::connection::executor_type ex, config cfg, router_events e
                    if (conn == nullptr || error_from_server_text(e->replies.front().text()) != error::read_only) {
                      return false;
                    }
-                   conn->reconnect();
+                   conn->reconnect("the master answered READONLY: it was demoted");
                    conn->adopt(e, false);
                    return true;
                  }},

@@ -25,6 +25,7 @@ class sentinel final : public standalone {
   struct resolver;
   sentinel(io::connection::executor_type ex, config cfg, router_events events, std::shared_ptr<resolver> r);
   static io::connection_events switch_master_watch(std::shared_ptr<resolver> const& r);
+  static router_events follow_master(router_events events, std::shared_ptr<resolver> const& r);
 
   std::shared_ptr<resolver> resolver_;
   // Subscribed to +switch-master on the first Sentinel: a hint to ask again at once.

@@ -91,9 +91,12 @@ void acquire_op::send_attempt() {
   // Once a connect attempt has failed, the caller's wait bounds the wait for a connection too:
   // it ends with not_connected (last_connect_failure() says why) when the caller's time is up.
   // A connection still being made (right after start()) is waited for as any request waits.
+  // Refusals for now and redirects are retried within it as well; the op tries again after that.
   if (p_.deadline) {
-    out.opts.connection_wait_when_down = std::chrono::duration_cast<std::chrono::milliseconds>(
+    auto const left = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::max(*p_.deadline - sent_, clock_type::duration::zero()));
+    out.opts.connection_wait_when_down = left;
+    out.opts.retry_limit = left;
   }
   auto on_reply = [self = shared_from_this()](error_code ec, io::response replies) {
     self->on_reply(ec, std::move(replies));
@@ -167,6 +170,13 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
       state_ = state::done;
       return report({}, true);
     case outcome_kind::failed:
+      if (auto const budget = host_->refusal_budget(o.ec); budget.count() > 0 && !p_.once && !cancelled()) {
+        // Refused for now (it did not run): tried again within the caller's wait, or the budget.
+        auto const now = host_->now();
+        if (refusals_ == 0) refused_since_ = now;
+        auto const until = p_.deadline.value_or(refused_since_ + budget);
+        if (now < until) return retry_later(until);
+      }
       leave();
       if (retry_) undo_unknown();  // the earlier attempt's outcome is still unknown
       return finish(o.ec);
@@ -190,6 +200,14 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
   }
 }
 
+// The attempt goes again after a pause that grows, until `until`; the last one goes then, and its
+// refusal is the caller's error.
+void acquire_op::retry_later(clock_type::time_point until) {
+  state_ = state::sleeping;
+  auto const pause = std::min(std::chrono::milliseconds{10 << std::min(refusals_++, 6u)}, std::chrono::milliseconds{1000});
+  wait_for(std::min(host_->now() + pause, until));
+}
+
 void acquire_op::abandon(error_code ec, io::response const& replies) {
   late_->counted = true;
   host_->unsettled().unsettle(key());
@@ -205,6 +223,7 @@ void acquire_op::on_late_reply(std::shared_ptr<late_attempt> const& late, error_
 
 void acquire_op::on_busy(std::chrono::milliseconds bound) {
   retry_ = false;
+  refusals_ = 0;
   // When the holder's lease ends at the latest: the head sleeps no longer than this.
   auto const cap = host_->wait_poll_cap();
   auto const wait = bound.count() >= 0 && bound < cap ? bound : cap;

@@ -52,6 +52,9 @@ class wait_host {
   // error::shutting_down during a shutdown; success while it runs.
   virtual io::error_code closed() const = 0;
   virtual std::chrono::milliseconds wait_poll_cap() const = 0;
+  // How long an acquire without a deadline goes on trying after the server refused its attempt
+  // with `ec` for a reason that passes (a slot moving, a failover, loading); 0: it fails at once.
+  virtual std::chrono::milliseconds refusal_budget(io::error_code const& ec) const = 0;
   virtual unsettled_keys& unsettled() = 0;
   // The queue of a channel (made on first use) and whether it has waiters.
   virtual waiter_queue& queue(std::string const& channel) = 0;
@@ -193,6 +196,7 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   // The reply of an attempt whose outcome the op no longer takes: what it granted is undone.
   void abandon(io::error_code ec, io::response const& replies);
   void on_busy(std::chrono::milliseconds bound);
+  void retry_later(clock_type::time_point until);
   void join();
   void enqueue();
   void on_subscribed(io::error_code ec);
@@ -213,6 +217,8 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   params p_;
   state state_ = state::idle;
   bool retry_ = false;
+  unsigned refusals_ = 0;  // attempts refused for now in a row (retry_later)
+  clock_type::time_point refused_since_{};  // the first of them
   bool subscribed_ = false;
   bool attempts_cancellable_ = false;
   bool joining_ = false;  // inside join(): a subscription confirmed at once was there before the reply

@@ -1,6 +1,7 @@
 #include "sync/client_core.hpp"
 
 #include "routing/make_router.hpp"
+#include "sync/hold_kind.hpp"
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -83,6 +84,9 @@ client_core::client_core(private_tag, asio::any_io_executor ex, config cfg)
               },
               .event = [self = self_](event_kind k, event_level l, error_code ec, std::string_view detail) {
                 if (auto core = self->lock()) core->emit(k, l, {}, {}, ec, detail);
+              },
+              .master_changed = [self = self_] {
+                if (auto core = self->lock()) core->on_master_changed();
               }})},
       strand_{router_->strand()},
       runner_{*router_, [self = self_]() -> std::shared_ptr<void> { return self->lock(); },
@@ -250,14 +254,36 @@ void client_core::look_at_holds_told_free(std::string const& channel) {
   }
 }
 
+namespace {
+
+std::string_view describe(loss_cause why) {
+  switch (why) {
+    case loss_cause::expired: return "its validity ran out before a renewal got through";
+    case loss_cause::gone: return "the server no longer has it (deleted, expired there or evicted)";
+    case loss_cause::deleted: return "this client force-released the lock";
+    case loss_cause::stopped: return "the client stopped while holding it";
+    case loss_cause::taken: return "another owner holds the lock now";
+    case loss_cause::master_changed:
+      return "the master changed since it was granted, and the new master does not have it";
+  }
+  return {};
+}
+
+}  // namespace
+
 void client_core::lose(std::shared_ptr<hold_state> const& hold, loss_cause why) {
   if (!hold->active()) return;
+  // Gone from a master that took over since the grant: the grant had not reached it.
+  if (why == loss_cause::gone && hold->masters_at_grant != master_changes_) why = loss_cause::master_changed;
   hold->status = hold_status::lost;
   count_hold_time(*hold, why);
   hold->levels.clear();
   hold->let_go_all();
   forget_hold(hold);
-  emit(event_kind::hold_lost, event_level::error, hold->name, hold->owner);
+  emit(event_kind::hold_lost, event_level::error, hold->name, hold->owner, error::lease_lost, describe(why));
+  // Given up for its deadline, the hold may still be on the server (renewals that did not get
+  // through): its last level is released there, should it be, instead of waiting out its lease.
+  if (why == loss_cause::expired && hold->count == 1) release_again(hold, "a hold given up for lost at its deadline");
   for (auto* t : std::exchange(hold->loss_timers, {})) t->cancel();
   for (auto& weak : std::exchange(hold->notifiers, {})) {
     if (auto n = weak.lock()) asio::post(n->ex, [n] { n->signal.emit(asio::cancellation_type::terminal); });
@@ -303,6 +329,35 @@ void client_core::on_push(resp::value const& push) {
     return;
   }
   it->second.deliver(e[2].text());
+}
+
+// Another master took over some slots: releases its predecessor acknowledged lately are made again
+// there (idempotently), where the new master never heard of them.
+// Refusals that pass: a server loading or busy, a cluster settling (TRYAGAIN, CLUSTERDOWN) or sending
+// a request back and forth past the redirect limit (MOVED, ASK: only a cluster follows them; one
+// server that answers them is a cluster node behind a plain URL, which will not change).
+std::chrono::milliseconds client_core::refusal_budget(error_code const& ec) const {
+  bool const passes = ec == error::try_again || ec == error::cluster_down || ec == error::loading || ec == error::busy ||
+                      (cfg_.mode == topology::cluster && (ec == error::moved || ec == error::ask));
+  return passes ? cfg_.transient_retry_budget : std::chrono::milliseconds{0};
+}
+
+void client_core::on_master_changed() {
+  ++master_changes_;
+  // A cluster names the master of each slot; a Sentinel's one master replaced them all.
+  bool const by_slot = cfg_.mode == topology::cluster;
+  auto const moved = [this, by_slot](routing::slot_type slot, routing::node_id node) {
+    return !by_slot || router_->node_of(slot) != node;
+  };
+  for (auto const& hold : releases_.recent(now(), moved)) {
+    release_again(hold, "released through a master that then stopped being master");
+  }
+}
+
+void client_core::release_again(std::shared_ptr<hold_state> const& hold, std::string_view why) {
+  if (hold->kind == nullptr || stop_requested_) return;
+  if (auto const kept = find_hold(hold->key); kept && kept->active()) return;
+  hold->kind->release_again(shared_from_this(), hold, why);
 }
 
 void client_core::on_connected(routing::node_id node) {

@@ -15,6 +15,7 @@
 #include "sync/hold.hpp"
 #include "sync/lease_registry.hpp"
 #include "sync/own_thread.hpp"
+#include "sync/release_journal.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/bind_executor.hpp>
@@ -67,6 +68,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   void request_stop() noexcept { stop_requested_ = true; }
   bool stop_requested() const noexcept { return stop_requested_; }
   std::chrono::milliseconds wait_poll_cap() const override { return cfg_.wait_poll_cap; }
+  std::chrono::milliseconds refusal_budget(io::error_code const& ec) const override;
   unsettled_keys& unsettled() override { return unsettled_; }
   waiter_queue& queue(std::string const& channel) override { return queues_[channel]; }
   bool has_waiters(std::string const& channel) const override;
@@ -142,8 +144,15 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   // Lost: reported through status, wait_lost and loss slots; the lock may be free, so the first
   // waiter of this client tries.
   void lose(std::shared_ptr<hold_state> const& hold, loss_cause why);
+  // How many times another node became master of some slots, as the router told (strand only).
+  std::uint64_t master_changes() const noexcept { return master_changes_; }
   // Fully released, or no level of it left to this client's guards.
   void finish_hold(std::shared_ptr<hold_state> const& hold);
+  // The server acknowledged the release of the last level of `hold`, sent at `sent`: kept for
+  // the failover window (release_journal).
+  void remember_release(std::shared_ptr<hold_state> const& hold, clock_type::time_point sent) {
+    releases_.record(hold, sent, router_->node_of(hold->slot));
+  }
   void wake_first_waiter(std::string const& channel);
   // What this client keeps of Redisson semaphores, on the strand: the permits each owner took and
   // has not given back (by hold_key: an owner gives back no more than it took), and per semaphore
@@ -181,6 +190,9 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
  private:
   void on_push(resp::value const& push);
   void on_connected(routing::node_id node);
+  void on_master_changed();
+  // hold_kind::release_again, unless this client holds the name for the owner again.
+  void release_again(std::shared_ptr<hold_state> const& hold, std::string_view why);
   void check_eviction_policy(routing::node_id node);
   void forget_hold(std::shared_ptr<hold_state> const& hold);
   void count_hold_time(hold_state const& hold, std::optional<loss_cause> lost);
@@ -210,6 +222,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   router_subscription_io subscription_io_{*router_};
   channels channels_;
   lease_registry leases_;
+  release_journal releases_{cfg_.failover_window};
   unsettled_keys unsettled_;
   std::unordered_map<std::string, waiter_queue> queues_;
   std::unordered_map<std::string, int> releases_waking_;  // by channel
@@ -228,6 +241,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   client_liveness liveness_;
   std::atomic<std::uint64_t> next_owner_{1};
   std::string eviction_reported_;  // the eviction policy last reported (event eviction_possible)
+  std::uint64_t master_changes_ = 0;
   bool stopped_ = false;
   std::atomic<bool> stop_requested_{false};
   bool shutting_down_ = false;

@@ -69,6 +69,7 @@ struct hold_state {
   bool granted = false;  // false while the first acquire is in flight (watchdog already armed)
   primitive counted_as = primitive::lock;  // in the metrics
   clock_type::time_point granted_at{};     // of the first grant: the hold time ends at its release or loss
+  std::uint64_t masters_at_grant = 0;      // the client's count of master changes at the first grant
   std::atomic<std::int64_t> valid_until_ns{0};
   std::atomic<hold_status> status{hold_status::held};
   wheel_type::handle renewal_entry;

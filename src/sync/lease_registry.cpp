@@ -141,7 +141,9 @@ void lease_registry::settle_hold(std::shared_ptr<hold_state> const& hold, std::i
     if (hold->application_holds()) schedule_renewal(hold, sent);
     schedule_validity_check(hold);
   } else if (flag == 0) {
-    cb_.lose(hold, loss_cause::gone);  // the owner is gone from the server: someone deleted or took over the lock
+    cb_.lose(hold, loss_cause::gone);  // the owner is gone from the server: someone deleted the lock
+  } else if (flag == 3) {
+    cb_.lose(hold, loss_cause::taken);
   } else if (flag == 2) {
     // Its count is past max_hold_depth (tampered with): renewing every level is refused.
     cb_.emit(event_kind::renewal_failed, event_level::error, hold->name, hold->owner, error::too_deep, {});

@@ -271,6 +271,75 @@ BOOST_AUTO_TEST_CASE(a_lock_held_and_waited_on_while_its_slot_migrates_passes_to
   });
 }
 
+// A replica first among the seeds: it is asked for the map, but no request goes to it, and calls
+// made before the map came wait for it instead of failing. Fresh clients, calls at once, many
+// times: the replica seed failed some clients' first calls as "may have run".
+BOOST_AUTO_TEST_CASE(any_node_may_be_a_seed_and_early_calls_wait_for_the_map) {
+  auto& cluster = shared_cluster();
+  auto const replica = cluster.replicas().front();
+  auto const master = cluster.masters().front();
+  std::string const replica_at = "127.0.0.1:" + std::to_string(cluster.node(replica).port());
+  auto const url = "redis-cluster://" + replica_at + ",127.0.0.1:" + std::to_string(cluster.node(master).port());
+  std::vector<std::string> names;
+  for (auto m : cluster.masters()) names.push_back(name_on(cluster, m, "seeded-"));
+  for (int round = 0; round < 20; ++round) {
+    run_client(fast_config(url), [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+      for (auto const& name : names) BOOST_TEST(c.node_of(name) != replica_at, "round " << round);
+      auto me = c.new_owner();
+      auto take = [](redisync::lock l) -> asio::awaitable<error_code> {
+        auto [ec, h] = co_await l.acquire(tuple_awaitable);
+        if (!ec) std::tie(ec) = co_await h.release(tuple_awaitable);
+        co_return ec;
+      };
+      for (auto const& name : names) {
+        auto const ec = co_await take(me.lock(name));
+        BOOST_TEST(!ec, "round " << round << ", " << name << ": " << ec.message());
+        BOOST_TEST(c.node_of(name) ==
+                   "127.0.0.1:" + std::to_string(cluster.node(cluster.master_of_slot(key_slot(name))).port()));
+      }
+    });
+  }
+}
+
+// Mid-migration, the lock's fencing counter has moved and its lock key (free: absent) has not: the
+// source sends the acquire on with ASK and the target answers TRYAGAIN, until the migration ends.
+// The acquire retries within its own wait: it fails at its bound with the cause, or gets the lock
+// once the migration is done.
+BOOST_AUTO_TEST_CASE(an_acquire_whose_keys_a_live_migration_split_retries_within_its_wait) {
+  auto& cluster = shared_cluster();
+  auto const from = cluster.masters().front();
+  auto const name = name_on(cluster, from, "split-");
+  std::size_t to = 0;
+  for (auto m : cluster.masters()) {
+    if (m != from) to = m;
+  }
+  auto const slot = static_cast<std::uint16_t>(key_slot(name));
+  run_on_cluster([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto lock = c.make_lock(name);
+    auto first = co_await lock.acquire(asio::use_awaitable);  // the fencing counter exists from here
+    co_await first.release(asio::use_awaitable);
+    cluster.migrate_slot(slot, to, migrate_step::slot_marked);
+    cluster.migrate_key(slot, "redisson_lock_token:{" + name + "}");
+    auto const started = std::chrono::steady_clock::now();
+    auto [ec, none] = co_await lock.try_acquire(1500ms, tuple_awaitable);
+    auto const took = std::chrono::steady_clock::now() - started;
+    BOOST_TEST((ec == error::try_again || ec == error::ask), ec.message());  // the migration, either way
+    BOOST_TEST(!none.has_value());
+    BOOST_TEST((took >= 1400ms && took < 2500ms), "ended after " << took / 1ms << " ms of a 1500 ms wait");
+    // The migration ends while an acquire waits: it gets the lock on the new master.
+    std::thread finisher{[&] {
+      std::this_thread::sleep_for(500ms);  // a point in the wait, not a synchronisation
+      cluster.finish_migration(slot);
+    }};
+    auto [gec, got] = co_await lock.try_acquire(10s, tuple_awaitable);
+    finisher.join();
+    BOOST_TEST(!gec, gec.message());
+    BOOST_TEST_REQUIRE(got.has_value());
+    BOOST_TEST(cluster.master_of_slot(slot) == to);
+    co_await got->release(asio::use_awaitable);
+  });
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // Four `redisync stress` processes through failovers (test/support/fault_scenario.hpp): exclusion
@@ -294,6 +363,63 @@ BOOST_AUTO_TEST_CASE(stress_processes_keep_exclusion_and_the_counter_through_a_m
   redisync::test::run_with_fault(server_of(cluster, lock), {lock, cluster.url(), [&] {
     cluster.failover(cluster.replica_of(cluster.master_of_slot(key_slot(lock))));
   }, false, 4});
+}
+
+// A master stopped (SIGSTOP) past the node timeout: its replica takes over; resumed, it runs what it
+// had queued (releases, their unlock messages) before it hears that it is a replica now. The lock
+// is never left held by no one: from the promotion on, it is free at most 2 s at a time.
+BOOST_AUTO_TEST_CASE(stress_processes_keep_exclusion_and_the_lock_through_a_master_stopped_past_the_node_timeout) {
+  auto& cluster = shared_cluster();
+  std::string const lock = "{paused-master}";
+  auto const victim = cluster.master_of_slot(key_slot(lock));
+  std::int64_t promoted = 0;
+  redisync::test::run_with_fault(server_of(cluster, lock), {.lock = lock,
+                                                            .url = cluster.url(),
+                                                            .inject = [&] {
+                                                              cluster.pause_master(victim);
+                                                              promoted = redisync::test::monotonic_ns();
+                                                              cluster.resume(victim);
+                                                            },
+                                                            .processes = 4,
+                                                            // Resumed, the old master runs the fenced
+                                                            // writes it had queued before it hears it
+                                                            // is a replica: acknowledged, then lost.
+                                                            .loses_late_writes = true,
+                                                            .available_within = 2s,
+                                                            .settled_at = &promoted,
+                                                            .iterations = 150});
+}
+
+// The lock's slot migrates key by key to another master, `redis-cli --cluster reshard` moves other
+// slots to that master (it refuses to run while a slot is migrating), and the lock's slot goes
+// back key by key: the lock stays exclusive, and from the first step on it is never free for more
+// than 2 s at a time (its keys split between two nodes meanwhile).
+BOOST_AUTO_TEST_CASE(stress_processes_keep_exclusion_and_the_lock_through_a_key_by_key_migration_and_a_reshard) {
+  auto& cluster = shared_cluster();
+  std::string const lock = "{migrating}";
+  auto const slot = static_cast<std::uint16_t>(key_slot(lock));
+  auto const from = cluster.master_of_slot(slot);
+  auto const masters = cluster.masters();
+  auto const to = masters[(std::ranges::find(masters, from) - masters.begin() + 1) % masters.size()];
+  auto const bystander = masters[(std::ranges::find(masters, from) - masters.begin() + 2) % masters.size()];
+  auto const move_key_by_key = [&](std::size_t target) {
+    cluster.migrate_slot(slot, target, migrate_step::slot_marked);
+    while (cluster.migrate_one_key(slot)) std::this_thread::sleep_for(100ms);  // keys split meanwhile
+    cluster.finish_migration(slot);
+  };
+  std::int64_t began = 0;
+  redisync::test::run_with_fault(server_of(cluster, lock), {.lock = lock,
+                                                            .url = cluster.url(),
+                                                            .inject = [&] {
+                                                              began = redisync::test::monotonic_ns();
+                                                              move_key_by_key(to);
+                                                              cluster.reshard(bystander, to, 50);
+                                                              move_key_by_key(from);
+                                                            },
+                                                            .processes = 4,
+                                                            .available_within = 2s,
+                                                            .settled_at = &began,
+                                                            .iterations = 150});
 }
 
 BOOST_AUTO_TEST_CASE(stress_processes_keep_exclusion_and_tokens_rising_through_a_killed_master) {

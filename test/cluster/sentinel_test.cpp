@@ -78,6 +78,42 @@ BOOST_AUTO_TEST_CASE(locks_follow_the_master_through_a_sentinel_failover_with_to
   }, std::chrono::seconds{90});
 }
 
+// The release of a lock goes to the old master after the replica took over (the sentinels have not
+// told anyone yet): the old master acknowledges it, the new one never sees it. Once the client
+// follows the new master, it makes the release again there, instead of leaving the lock held by
+// no one for the rest of its lease.
+BOOST_AUTO_TEST_CASE(a_release_the_old_master_acknowledged_after_the_promotion_is_made_again_on_the_new_one) {
+  redis_sentinel_set set;
+  auto cfg = fast_config(set.url());
+  std::vector<std::string> made_again;
+  cfg.on_event = [&](redisync::event const& e) {
+    if (e.kind == redisync::event_kind::release_made_again) made_again.emplace_back(e.lock);
+  };
+  run_client(cfg, [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto h = co_await c.make_lock("handed").acquire(asio::use_awaitable);
+    auto& old_master = set.master();
+    auto& replica = set.replica();
+    co_await redisync::test::wait_until([&] { return replica.command({"EXISTS", "handed"}).integer() == 1; }, 5s);
+    auto& promoted = set.promote_without_sentinels();
+    co_await h.release(asio::use_awaitable);
+    BOOST_TEST((h.status() == hold_status::released));
+    BOOST_TEST(old_master.command({"EXISTS", "handed"}).integer() == 0);
+    BOOST_TEST_REQUIRE(promoted.command({"EXISTS", "handed"}).integer() == 1);  // the release it never saw
+    set.name_master(promoted);
+    auto const followed_at = std::chrono::steady_clock::now();
+    old_master.command({"CLIENT", "KILL", "TYPE", "normal"});  // as the sentinels do on a reconfiguration
+    co_await redisync::test::wait_until([&] { return promoted.command({"EXISTS", "handed"}).integer() == 0; }, 5s);
+    BOOST_TEST_MESSAGE("the lock was free on the new master "
+                       << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                                followed_at).count()
+                       << " ms after the client was sent to it");
+    BOOST_TEST(made_again == std::vector<std::string>{"handed"});
+    auto again = co_await c.make_lock("handed").try_acquire(1s, asio::use_awaitable);
+    BOOST_TEST_REQUIRE(again.has_value());
+    co_await again->release(asio::use_awaitable);
+  }, std::chrono::seconds{90});
+}
+
 BOOST_AUTO_TEST_CASE(after_the_master_is_killed_locks_are_available_within_down_after_plus_failover_timeout) {
   redis_sentinel_set set;
   run_client(fast_config(set.url()), [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
@@ -200,6 +236,31 @@ BOOST_AUTO_TEST_SUITE(sentinel_faults, *boost::unit_test::label("cluster"))
 // Four `redisync stress` processes through a Sentinel failover (test/support/fault_scenario.hpp).
 // The old master takes writes until the Sentinels' +switch-master reaches the clients (~1 s), and
 // those writes are lost with it: docs/deployment.md says so, and WAIT narrows it.
+// Two failovers, over and back, under load: releases the old master acknowledged after the
+// promotion are made again on the new one, so that once the way back is over, the lock is never
+// free for more than 2 s at a time.
+BOOST_AUTO_TEST_CASE(stress_processes_keep_exclusion_and_the_lock_through_two_sentinel_failovers_over_and_back) {
+  redis_sentinel_set set;
+  auto const on_master = [&set](std::vector<std::string> const& args) { return set.master().command(args); };
+  std::int64_t back = 0;
+  redisync::test::run_with_fault(on_master, {.lock = "there-and-back",
+                                             .url = set.url(),
+                                             .inject = [&] {
+                                               set.failover();
+                                               // The old master is turned into a replica some 10 s later:
+                                               // the way back needs it linked.
+                                               BOOST_TEST_REQUIRE(redisync::test::poll_until(
+                                                   [&] { return redisync::test::linked(set.replica()); }, 30s));
+                                               set.failover();
+                                               back = redisync::test::monotonic_ns();
+                                             },
+                                             .processes = 4,
+                                             .loses_late_writes = true,
+                                             .available_within = 2s,
+                                             .settled_at = &back,
+                                             .iterations = 600});
+}
+
 BOOST_AUTO_TEST_CASE(stress_processes_keep_exclusion_and_tokens_rising_through_a_sentinel_failover) {
   redis_sentinel_set set;
   auto const on_master = [&set](std::vector<std::string> const& args) { return set.master().command(args); };

@@ -89,6 +89,32 @@ BOOST_AUTO_TEST_CASE(reads_slowed_to_a_trickle_and_refused_connections_are_survi
 }
 
 // One client watched closely while its connection goes silent without closing.
+// Renewals reach Redis but their replies do not come back: Redis keeps extending the lease while the
+// client gives the hold up at its deadline. The client then releases it there (its field is still
+// there), instead of leaving the lock held by no one for another lease.
+BOOST_AUTO_TEST_CASE(a_hold_given_up_for_lost_is_released_where_the_server_still_has_it) {
+  redis_server redis;
+  fault_proxy proxy{redis.port()};
+  auto cfg = redisync::config::from_url(proxy.url());
+  cfg.health_check_interval = 20s;  // the connection stays: requests go out, replies do not come
+  cfg.watchdog_lease = 3s;
+  redisync::test::run_async([&](boost::asio::io_context& ctx) -> boost::asio::awaitable<void> {
+    redisync::test::running_client c{ctx, cfg};
+    auto h = co_await c->make_lock("given-up").acquire(boost::asio::use_awaitable);
+    proxy.set({.stalled = fault_proxy::to_client});
+    auto [ec, how] = co_await h.wait_lost(boost::asio::as_tuple(boost::asio::use_awaitable));
+    BOOST_TEST((!ec && how == redisync::hold_status::lost));
+    auto const lost_at = std::chrono::steady_clock::now();
+    // Its renewals ran all the while: left alone, the lock would stay some 3 s more.
+    co_await redisync::test::wait_until([&] { return redis.command({"EXISTS", "given-up"}).integer() == 0; }, 1500ms);
+    BOOST_TEST_MESSAGE("the lock was free "
+                       << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - lost_at).count()
+                       << " ms after the hold was given up");
+    proxy.clear();
+    co_await c.stop();
+  }, std::chrono::seconds{30});
+}
+
 BOOST_AUTO_TEST_CASE(a_half_open_connection_is_noticed_within_the_health_check_and_nothing_hangs) {
   redis_server redis;
   fault_proxy proxy{redis.port()};

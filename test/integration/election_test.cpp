@@ -131,6 +131,17 @@ BOOST_FIXTURE_TEST_CASE(a_resignation_hands_over_to_the_next_candidate_with_a_la
   });
 }
 
+BOOST_FIXTURE_TEST_CASE(the_log_keeps_the_last_1000_changes_and_no_more, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto const e = c.election("el:bound");
+    for (int i = 0; i < 510; ++i) {  // an election and a resignation each: 1,020 changes
+      auto leadership = co_await e.campaign("v", asio::use_awaitable);
+      co_await e.resign(leadership, asio::use_awaitable);
+    }
+    BOOST_TEST(redis.command({"XLEN", "redisync_election_log:{el:bound}"}).integer() == 1000);
+  });
+}
+
 BOOST_FIXTURE_TEST_CASE(observers_in_two_clients_see_every_change_in_order_also_across_a_reconnect, lock_env) {
   run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
     running_client other_client{ctx, fast_config(redis)};

@@ -85,6 +85,38 @@ redisync::config with_lease(redis_server const& redis, std::chrono::milliseconds
 
 BOOST_AUTO_TEST_SUITE(every_hold_ends_once)
 
+// The loss event and the loss metrics say why: the lock deleted (gone), or another owner holds it.
+BOOST_AUTO_TEST_CASE(a_lost_hold_says_whether_its_lock_was_freed_or_taken_by_another_owner) {
+  redis_server redis;
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    auto cfg = with_lease(redis, 900ms);
+    std::vector<std::pair<error_code, std::string>> lost;
+    cfg.on_event = [&](redisync::event const& e) {
+      if (e.kind == redisync::event_kind::hold_lost) lost.emplace_back(e.error, std::string{e.detail});
+    };
+    running_client c{ctx, cfg};
+    auto freed = co_await c->make_lock("freed").acquire(asio::use_awaitable);
+    auto taken = co_await c->make_lock("taken").acquire(asio::use_awaitable);
+    redis.command({"DEL", "freed"});
+    redis.command({"DEL", "taken"});
+    redis.command({"HSET", "taken", "someone:else", "1"});
+    redis.command({"PEXPIRE", "taken", "30000"});
+    auto [fec, fend] = co_await freed.wait_lost(tuple_awaitable);
+    auto [tec, tend] = co_await taken.wait_lost(tuple_awaitable);
+    BOOST_TEST((fend == hold_status::lost && tend == hold_status::lost));
+    BOOST_TEST_REQUIRE(lost.size() == 2u);
+    for (auto const& [ec, detail] : lost) {
+      BOOST_TEST((ec == error::lease_lost));
+      BOOST_TEST(!detail.empty());
+    }
+    auto const m = c->metrics();
+    auto const& lock = m.by_primitive[static_cast<std::size_t>(redisync::primitive::lock)];
+    BOOST_TEST(lock.lost_by(redisync::loss_cause::gone) == 1u);
+    BOOST_TEST(lock.lost_by(redisync::loss_cause::taken) == 1u);
+    co_await c.stop();
+  });
+}
+
 BOOST_AUTO_TEST_CASE(a_demoted_master_refusing_renewals_makes_the_hold_uncertain_then_lost) {
   redis_server master;
   redis_server replica{redisync::process::replica_of(master.port())};

@@ -102,6 +102,31 @@ BOOST_AUTO_TEST_CASE(an_acquire_while_nothing_listens_fails_with_not_connected_w
   });
 }
 
+// A cluster URL that reaches one server (no cluster node) is refused at once, saying so: requests do
+// not go to it as if it were the cluster, nor wait out their connection wait.
+BOOST_AUTO_TEST_CASE(a_cluster_url_that_reaches_a_standalone_server_is_refused_with_the_reason) {
+  redisync::process::redis_server redis;
+  auto cfg = config::from_url("redis-cluster://127.0.0.1:" + std::to_string(redis.port()));
+  event_log log;
+  log.attach(cfg);
+  run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
+    redisync::client c{ctx.get_executor(), cfg};
+    std::optional<boost::system::error_code> ran;
+    c.run([&](boost::system::error_code ec) { ran = ec; });
+    auto const t0 = clock_type::now();
+    auto [ec, h] = co_await c.make_lock("anywhere").acquire(asio::as_tuple(asio::use_awaitable));
+    auto const took = clock_type::now() - t0;
+    BOOST_TEST((ec == redisync::error::not_connected), ec.message());
+    BOOST_TEST((took < 3s), std::chrono::duration_cast<std::chrono::milliseconds>(took).count());
+    auto const why = c.last_connect_failure();
+    BOOST_TEST(why.find("it is not a cluster node: use redis:// for one server") != std::string::npos, why);
+    co_await wait_until([&] { return ran.has_value(); }, 5s);
+    BOOST_TEST((*ran == redisync::error::handshake_failed), ran->message());
+    BOOST_TEST(log.has(event_kind::connect_failed));
+    BOOST_TEST(redis.command({"DBSIZE"}).integer() == 0);
+  });
+}
+
 BOOST_AUTO_TEST_CASE(a_server_that_accepts_and_never_answers_fails_the_handshake_within_the_connect_timeout) {
   asio::io_context listener_ctx;
   // The kernel completes TCP connections on a listening socket nobody accepts from: a server that

@@ -67,6 +67,9 @@ class fake_wait_host final : public sync::wait_host, public std::enable_shared_f
   sync::clock_type::time_point now() const override { return clock; }
   io::error_code closed() const override { return is_stopped ? io::error_code{error::not_connected} : io::error_code{}; }
   std::chrono::milliseconds wait_poll_cap() const override { return std::chrono::seconds{30}; }
+  std::chrono::milliseconds refusal_budget(io::error_code const& ec) const override {
+    return ec == error::try_again || ec == error::loading ? std::chrono::seconds{10} : std::chrono::milliseconds{0};
+  }
   sync::unsettled_keys& unsettled() override { return keys; }
   sync::waiter_queue& queue(std::string const& channel) override { return queues[channel]; }
   bool has_waiters(std::string const& channel) const override {

@@ -55,7 +55,17 @@ struct fault_scenario {
   // Writes acknowledged by a demoted master that was still writable are gone (a Sentinel failover:
   // replication is asynchronous): holds and tokens are checked, the counter's gap only reported.
   bool loses_late_writes = false;
+  // Liveness: from the moment `settled_at` (CLOCK_MONOTONIC ns, set by `inject`: once the topology
+  // took its new shape, or when a change that must not interrupt the lock began; else when
+  // `inject` returned) the lock is never free for longer than this before someone holds it again. With it, the processes hold for longer, under a lease long
+  // enough that a lock left held by no one would show.
+  std::optional<std::chrono::milliseconds> available_within{};
+  std::int64_t const* settled_at = nullptr;
+  int iterations = 20;  // holds per worker: enough to outlast the fault
 };
+
+// The lease of a liveness scenario: a lock left held by no one would stay so for seconds.
+inline constexpr std::chrono::milliseconds liveness_lease{10000};
 
 // One command to the server that has the lock's keys once the fault is over (after a failover,
 // another than before).
@@ -64,9 +74,11 @@ using lock_server = std::function<resp::value(std::vector<std::string> const&)>;
 // The load every fault test puts on `name`: two workers per process of twenty holds of 10 ms each,
 // a pause before trying again after an error (so that every process ends with all its holds, and a
 // fault longer than the lease meets them all), and the short lease. `kind_args` say what is held.
-inline std::vector<std::string> fault_load(std::string const& name, std::vector<std::string> const& kind_args) {
-  std::vector<std::string> args{"--lock", name, "--workers", "2", "--iterations", "20", "--hold-ms", "10",
-                                "--retry-ms", "50", "--watchdog-ms", std::to_string(fault_lease.count())};
+inline std::vector<std::string> fault_load(std::string const& name, std::vector<std::string> const& kind_args,
+                                           std::chrono::milliseconds lease = fault_lease, int iterations = 20) {
+  std::vector<std::string> args{"--lock",     name, "--workers",     "2", "--iterations", std::to_string(iterations),
+                                "--hold-ms",  "10", "--retry-ms",    "50",
+                                "--watchdog-ms", std::to_string(lease.count())};
   args.insert(args.end(), kind_args.begin(), kind_args.end());
   return args;
 }
@@ -106,9 +118,23 @@ inline void run_through_fault(fault_load_run const& run, std::function<void(stre
 // Runs the stress processes (three by default) on a lock, injects the fault once each has held the
 // lock, and checks everything the tier promises.
 inline void run_with_fault(lock_server const& redis, fault_scenario const& s) {
-  auto const args = fault_load(s.lock, {"--counter", s.lock + ":counter", "--fence-key", s.lock + ":fence"});
-  auto const inject = [&](stress_group const&) { s.inject(); };
+  auto const lease = s.available_within ? liveness_lease : fault_lease;
+  auto const args =
+      fault_load(s.lock, {"--counter", s.lock + ":counter", "--fence-key", s.lock + ":fence"}, lease, s.iterations);
+  std::int64_t settled = 0;
+  auto const inject = [&](stress_group const&) {
+    s.inject();
+    settled = s.settled_at != nullptr ? *s.settled_at : monotonic_ns();
+  };
   run_through_fault({s.url, args, s.processes}, inject, [&](stress_group const& group) {
+    if (s.available_within) {
+      auto const longest = longest_wait_for_a_grant_after(group, settled);
+      BOOST_TEST_REQUIRE(longest.has_value(), "no hold was granted after the fault");
+      BOOST_TEST_MESSAGE(s.lock << ": free at most " << longest->count() << " ms at a time once the topology settled");
+      BOOST_TEST((*longest <= *s.available_within), s.lock << ": free for " << longest->count()
+                                                           << " ms with nobody holding it, past the bound of "
+                                                           << s.available_within->count() << " ms");
+    }
     std::optional<std::int64_t> counter;
     if (!s.erases_data) {
       std::int64_t value = 0;
@@ -126,7 +152,7 @@ inline void run_with_fault(lock_server const& redis, fault_scenario const& s) {
     BOOST_TEST(out.acquired > 0);
     // Whatever is left of the lock expires within its lease.
     auto const pttl = redis({"PTTL", s.lock}).integer();
-    BOOST_TEST((pttl == -2 || (pttl > 0 && pttl <= fault_lease.count())), "PTTL " << pttl);
+    BOOST_TEST((pttl == -2 || (pttl > 0 && pttl <= lease.count())), "PTTL " << pttl);
   });
 }
 

@@ -114,6 +114,25 @@ inline void expect_tokens_rise_across(stress_group const& group, std::int64_t at
   BOOST_TEST(*after_min > before_max);
 }
 
+// The longest time from `at` (CLOCK_MONOTONIC ns: a fault settled) on that the group's lock went
+// without a new grant: to the first grant after `at`, and between grants after it (each hold is
+// short and others wait, so a long gap is a lock that nobody could take). Empty if nothing was
+// granted after `at`.
+inline std::optional<std::chrono::milliseconds> longest_wait_for_a_grant_after(stress_group const& group,
+                                                                              std::int64_t at) {
+  std::vector<std::int64_t> grants;
+  for (auto const& p : group) {
+    for (auto const& e : p->events("acquired")) {
+      if (auto const t = e.at("t_ns").as_int64(); t >= at) grants.push_back(t);
+    }
+  }
+  if (grants.empty()) return std::nullopt;
+  std::ranges::sort(grants);
+  std::int64_t longest = grants.front() - at;
+  for (std::size_t i = 1; i < grants.size(); ++i) longest = std::max(longest, grants[i] - grants[i - 1]);
+  return std::chrono::milliseconds{longest / 1'000'000};
+}
+
 // What the histories of a group say, once every process has exited.
 struct stress_outcome {
   std::int64_t acquired = 0, released = 0, lost = 0, accepted = 0, rejected = 0, errors = 0;

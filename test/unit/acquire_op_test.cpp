@@ -345,6 +345,41 @@ BOOST_AUTO_TEST_CASE(a_bounded_wait_tries_once_more_at_its_deadline_and_ends_wit
   BOOST_TEST(f.host->waiters == 0);
 }
 
+// TRYAGAIN (a migration), LOADING...: the attempt did not run; it goes again after a pause that
+// grows, within the caller's wait, and the last refusal at the deadline is the caller's error.
+BOOST_AUTO_TEST_CASE(an_attempt_refused_for_now_goes_again_within_the_wait_and_its_refusal_ends_it) {
+  fixture f;
+  auto op = f.start(300ms);
+  f.host->reply(error::try_again, {});
+  BOOST_TEST_REQUIRE(!op->result.has_value());
+  BOOST_TEST((*f.host->next_alarm() == f.host->clock + 10ms));
+  f.host->advance_to(f.host->clock + 10ms);
+  f.host->reply(error::try_again, {});
+  BOOST_TEST((*f.host->next_alarm() == f.host->clock + 20ms));  // the pause grows
+  f.host->advance_to(f.host->clock + 20ms);
+  f.host->reply({}, granted());
+  BOOST_TEST_REQUIRE(op->result.has_value());
+  BOOST_TEST(op->held);
+  BOOST_TEST(op->retries == (std::vector<bool>{false, false, false}));  // it never ran: no retry form
+
+  auto bounded = f.start(25ms);
+  for (int i = 0; i < 3 && !bounded->result; ++i) {
+    f.host->reply(error::try_again, {});
+    if (auto const at = f.host->next_alarm(); at && !bounded->result) f.host->advance_to(*at);
+  }
+  BOOST_TEST_REQUIRE(bounded->result.has_value());
+  BOOST_TEST((*bounded->result == error::try_again));
+  BOOST_TEST(!bounded->held);
+}
+
+BOOST_AUTO_TEST_CASE(a_refusal_that_will_not_pass_fails_the_acquire_at_once) {
+  fixture f;
+  auto op = f.start();
+  f.host->reply(error::read_only, {});  // a replica behind a plain URL
+  BOOST_TEST_REQUIRE(op->result.has_value());
+  BOOST_TEST((*op->result == error::read_only));
+}
+
 BOOST_AUTO_TEST_CASE(a_wait_of_zero_is_one_attempt_that_never_queues) {
   fixture f;
   auto op = f.start(0ms);

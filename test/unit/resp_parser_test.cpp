@@ -134,6 +134,19 @@ BOOST_AUTO_TEST_CASE(aggregates_and_attributes) {
   BOOST_TEST(nested.elements()[1].attributes().empty());
 }
 
+BOOST_AUTO_TEST_CASE(fields_of_a_map_and_of_an_array_of_pairs_are_found_by_key) {
+  auto const map = parse_whole("%2\r\n+role\r\n+master\r\n+port\r\n:7000\r\n");
+  BOOST_TEST(map.field_text("role") == "master");
+  BOOST_TEST_REQUIRE(map.field("port") != nullptr);
+  BOOST_TEST(map.field("port")->integer() == 7000);
+  BOOST_TEST(map.field_text("port") == "");  // not a string
+  BOOST_TEST(map.field("ip") == nullptr);
+  // SENTINEL SENTINELS answers in RESP2: an array of key, value pairs; an odd last key has no value.
+  auto const pairs = parse_whole("*3\r\n$2\r\nip\r\n$9\r\n127.0.0.1\r\n$4\r\nport\r\n");
+  BOOST_TEST(pairs.field_text("ip") == "127.0.0.1");
+  BOOST_TEST(pairs.field("port") == nullptr);
+}
+
 BOOST_AUTO_TEST_CASE(binary_bulk_with_nul_and_crlf) {
   std::string const body{"a\0b\r\nc", 6};
   auto const v = parse_whole("$6\r\n" + body + "\r\n");

@@ -94,7 +94,17 @@ asio::awaitable<int> show(asio::io_context& ctx, topology_faults faults) {
   };
   asio::co_spawn(ctx, waiter, asio::detached);
   report.say("owner B waits for it; failing the lock's master over to its replica");
-  co_await off_thread([&] { faults.failover(name); });
+  std::string serving_port;
+  co_await off_thread([&] {
+    faults.failover(name);
+    serving_port = faults.serving(name);
+  });
+  // The client follows by itself (its next session asks the Sentinels, or its map is loaded
+  // again): the address it names is the new master's once it did.
+  auto const follow_until = std::chrono::steady_clock::now() + follow_bound;
+  while (!c.node_of(name).ends_with(":" + serving_port) && std::chrono::steady_clock::now() < follow_until) {
+    co_await sleep(50ms);
+  }
   report.say("failed over: the lock is on {} now; waiting past the lease", c.node_of(name));
   co_await sleep(4s);
   report.record("a hold survives a failover", first.status() == hold_status::held && !second,

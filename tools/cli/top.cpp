@@ -1,10 +1,11 @@
-// redisync top: a live view of the locks and leased permits whose names match a pattern, refreshed
-// every second, sorted by waiters; keys change the order or quit. Without a terminal, one snapshot
-// as JSON lines.
+// redisync top: a live view of the locks and leased permits whose names match a pattern (on every
+// master of a cluster), refreshed every second, sorted by waiters; keys change the order or quit.
+// Without a terminal, one snapshot as JSON lines.
 
 #include "cli/json_text.hpp"
 #include "cli/lock_state.hpp"
 #include "cli/permits_state.hpp"
+#include "cli/scan_keys.hpp"
 #include "cli/terminal.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -106,26 +107,13 @@ row row_of(json::object const& s) {
   return r;
 }
 
-// The hashes whose names match (SCAN, never KEYS: a large keyspace is walked in steps without
-// blocking the server), at most `max_keys`.
-asio::awaitable<std::vector<std::string>> matching_locks(client& c, top_options const& o) {
-  std::vector<std::string> names;
-  std::string cursor = "0";
-  do {
-    resp::request req;
-    req.push("SCAN", cursor, "MATCH", o.match, "COUNT", 1000, "TYPE", "hash");
-    auto const reply = co_await command(c, std::move(req));
-    auto const parts = reply.elements();
-    cursor = parts[0].text();
-    for (auto const& key : parts[1].elements()) names.emplace_back(key.text());
-  } while (cursor != "0" && std::ssize(names) < o.max_keys);
-  if (std::ssize(names) > o.max_keys) names.resize(static_cast<std::size_t>(o.max_keys));
-  co_return names;
-}
-
 asio::awaitable<std::vector<json::object>> snapshot(client& c, top_options const& o) {
   std::vector<json::object> out;
-  for (auto const& name : co_await matching_locks(c, o)) {
+  // Locks and leased permits are hashes. Each refresh asks a cluster for its masters anew: a
+  // failover since the last one moves keys to another master.
+  key_scan const hashes{.match = o.match, .type = "hash", .max_keys = o.max_keys};
+  auto const names = co_await scan_keys(c, hashes);
+  for (auto const& name : names) {
     auto state = co_await read_lock_state(c, name);
     if (state.at("type") != "hash") continue;  // gone since the scan
     if (!state.contains("not_a_lock")) {
@@ -265,9 +253,9 @@ int top_main(std::vector<std::string> const& args) {
   options.add_options()
       ("redis", po::value(&o.url)->required(), "Redis URL")
       ("match", po::value(&o.match)->default_value("*"),
-       "a SCAN MATCH pattern of lock and permits names, such as 'orders:*'")
+       "a SCAN MATCH pattern of lock and permits names, such as 'orders:*' (on a cluster, on every master)")
       ("interval-ms", po::value(&interval_ms)->default_value(1000), "time between two refreshes")
-      ("max-keys", po::value(&o.max_keys)->default_value(10000), "look at no more locks than this");
+      ("max-keys", po::value(&o.max_keys)->default_value(10000), "look at no more locks than this (over every master)");
   po::variables_map vm;
   int code = 0;
   if (!parse("top",

@@ -143,16 +143,14 @@ std::string without_colours(std::string_view text) {
   return plain;
 }
 
-// `redis-cli --cluster create` of `nodes`, its output kept in the first node's directory.
-void create_cluster(std::vector<std::unique_ptr<redis_server>> const& nodes, std::size_t replicas,
-                    std::chrono::milliseconds limit) {
-  std::vector<std::string> addresses;
-  for (auto const& node : nodes) addresses.push_back(fmt::format("127.0.0.1:{}", node->port()));
-  std::vector<std::string> args{"--cluster", "create"};
-  args.insert(args.end(), addresses.begin(), addresses.end());
-  args.insert(args.end(), {"--cluster-replicas", std::to_string(replicas), "--cluster-yes"});
-  auto const out = nodes.front()->dir() / "cluster-create.out";
-  auto const err = nodes.front()->dir() / "cluster-create.err";
+// `redis-cli --cluster <args>`, its output kept in `dir` under `name`; throws with that output if
+// it fails or does not finish within `limit`.
+void run_cluster_tool(std::vector<std::string> const& cluster_args, std::filesystem::path const& dir,
+                      std::string const& name, std::chrono::milliseconds limit) {
+  std::vector<std::string> args{"--cluster"};
+  args.insert(args.end(), cluster_args.begin(), cluster_args.end());
+  auto const out = dir / (name + ".out");
+  auto const err = dir / (name + ".err");
   pid_t const pid = spawn_child("redis-cli", args, {.stdout_file = out, .stderr_file = err});
   auto const deadline = std::chrono::steady_clock::now() + limit;
   int status = 0;
@@ -178,9 +176,17 @@ void create_cluster(std::vector<std::unique_ptr<redis_server>> const& nodes, std
   } else {
     what = fmt::format("exited with {}", WEXITSTATUS(status));
   }
-  throw std::runtime_error{fmt::format("redis-cli --cluster create {} {}; its output:\n{}{}",
-                                      fmt::join(addresses, " "), what, without_colours(read_file(out)),
-                                      without_colours(read_file(err)))};
+  throw std::runtime_error{fmt::format("redis-cli --cluster {} {}; its output:\n{}{}", fmt::join(cluster_args, " "),
+                                      what, without_colours(read_file(out)), without_colours(read_file(err)))};
+}
+
+// `redis-cli --cluster create` of `nodes`, its output kept in the first node's directory.
+void create_cluster(std::vector<std::unique_ptr<redis_server>> const& nodes, std::size_t replicas,
+                    std::chrono::milliseconds limit) {
+  std::vector<std::string> args{"create"};
+  for (auto const& node : nodes) args.push_back(fmt::format("127.0.0.1:{}", node->port()));
+  args.insert(args.end(), {"--cluster-replicas", std::to_string(replicas), "--cluster-yes"});
+  run_cluster_tool(args, nodes.front()->dir(), "cluster-create", limit);
 }
 
 }  // namespace
@@ -239,9 +245,11 @@ std::size_t redis_cluster::index_of(std::string_view node_id) const {
   return static_cast<std::size_t>(found - ids_.begin());
 }
 
+bool redis_cluster::answers(std::size_t i) const { return nodes_[i]->running() && !paused_.contains(i); }
+
 redis_server const& redis_cluster::any_running() const {
-  for (auto const& node : nodes_) {
-    if (node->running()) return *node;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    if (answers(i)) return *nodes_[i];
   }
   throw std::runtime_error{"no node of the cluster is running"};
 }
@@ -251,7 +259,7 @@ std::vector<std::size_t> redis_cluster::running_with_role(std::string_view role)
   for (auto const& line : cluster_nodes(any_running())) {
     if (!line.has(role) || line.failing()) continue;
     auto const i = index_of(line.id);
-    if (nodes_[i]->running()) found.push_back(i);
+    if (answers(i)) found.push_back(i);
   }
   std::ranges::sort(found);
   return found;
@@ -272,7 +280,7 @@ std::size_t redis_cluster::replica_of(std::size_t master_index) const {
   for (auto const& line : cluster_nodes(any_running())) {
     if (line.master_id != ids_.at(master_index) || !line.has("slave") || line.failing()) continue;
     auto const i = index_of(line.id);
-    if (nodes_[i]->running()) return i;
+    if (answers(i)) return i;
   }
   throw std::runtime_error{fmt::format("{} has no running replica", describe(master_index))};
 }
@@ -292,7 +300,7 @@ std::string redis_cluster::seed() const { return fmt::format("127.0.0.1:{}", nod
 std::string redis_cluster::unmet_ok() const {
   std::vector<std::string> roles(nodes_.size());
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    if (!nodes_[i]->running()) continue;
+    if (!answers(i)) continue;
     auto const cluster = info(*nodes_[i], {"CLUSTER", "INFO"});
     auto const state = field(cluster, "cluster_state");
     if (state != "ok") return fmt::format("{} says cluster_state:{}", describe(i), state);
@@ -309,10 +317,10 @@ std::string redis_cluster::unmet_ok() const {
   }
   // Each node's view of the others: a failover or a rejoin is over once all of them agree.
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    if (!nodes_[i]->running()) continue;
+    if (!answers(i)) continue;
     auto const view = cluster_nodes(*nodes_[i]);
     for (std::size_t k = 0; k < nodes_.size(); ++k) {
-      if (!nodes_[k]->running()) continue;
+      if (!answers(k)) continue;
       auto const line = std::ranges::find(view, ids_[k], &node_line::id);
       if (line == view.end()) return fmt::format("{} does not list {}", describe(i), describe(k));
       if (line->failing()) return fmt::format("{} flags {} as failing", describe(i), describe(k));
@@ -343,25 +351,46 @@ void redis_cluster::failover(std::size_t replica_index, bool force) {
 }
 
 void redis_cluster::kill_master(std::size_t master_index) {
-  auto& master = node(master_index);
+  auto const lost = slots_of_master(master_index);
+  node(master_index).kill_hard();
+  wait_for_takeover(master_index, lost);
+}
+
+void redis_cluster::pause_master(std::size_t master_index) {
+  auto const lost = slots_of_master(master_index);
+  node(master_index).send_signal(SIGSTOP);
+  paused_.insert(master_index);
+  wait_for_takeover(master_index, lost);
+}
+
+void redis_cluster::resume(std::size_t i) {
+  node(i).send_signal(SIGCONT);
+  paused_.erase(i);
+  wait_until(fmt::format("{} to rejoin the cluster", describe(i)), transition_limit, [this] { return unmet_ok(); });
+}
+
+std::vector<redis_cluster::slot_span> redis_cluster::slots_of_master(std::size_t master_index) const {
   auto const running_masters = masters();
   if (std::ranges::find(running_masters, master_index) == running_masters.end()) {
     throw std::invalid_argument{fmt::format("{} is no running master", describe(master_index))};
   }
-  std::vector<slot_range> lost;
-  for (auto const& range : cluster_slots(master)) {
-    if (range.master_id == ids_[master_index]) lost.push_back(range);
+  std::vector<slot_span> served;
+  for (auto const& range : cluster_slots(*nodes_[master_index])) {
+    if (range.master_id == ids_[master_index]) served.push_back({range.first, range.last});
   }
-  master.kill_hard();
-  // Until the failure is detected, the cluster still says ok: the slots tell when it is over.
+  return served;
+}
+
+// Until the failure is detected, the cluster still says ok: the slots tell when it is over.
+void redis_cluster::wait_for_takeover(std::size_t master_index, std::vector<slot_span> const& lost) const {
   wait_until(fmt::format("another node to serve the slots of {}", describe(master_index)), transition_limit,
              [&]() -> std::string {
                for (std::size_t i = 0; i < nodes_.size(); ++i) {
-                 if (!nodes_[i]->running()) continue;
+                 if (!answers(i)) continue;
                  auto const ranges = cluster_slots(*nodes_[i]);
                  for (auto const& range : lost) {
                    if (owner_of(ranges, range.first) == ids_[master_index]) {
-                     return fmt::format("{} still sees slot {} served by the killed {}", describe(i), range.first,
+                     return fmt::format("{} still sees slot {} served by the lost {}", describe(i), range.first,
                                         describe(master_index));
                    }
                  }
@@ -413,7 +442,7 @@ void redis_cluster::finish_migration(std::uint16_t slot) {
   wait_until(fmt::format("every node to see slot {} served by {}", slot, describe(to)), transition_limit,
              [&]() -> std::string {
                for (std::size_t i = 0; i < nodes_.size(); ++i) {
-                 if (!nodes_[i]->running()) continue;
+                 if (!answers(i)) continue;
                  auto const owner = owner_of(cluster_slots(*nodes_[i]), slot);
                  if (owner != ids_[to]) {
                    return fmt::format("{} sees slot {} served by {}", describe(i), slot,
@@ -424,21 +453,47 @@ void redis_cluster::finish_migration(std::uint16_t slot) {
              });
 }
 
+bool redis_cluster::migrate_one_key(std::uint16_t slot) {
+  auto const found = migrations_.find(slot);
+  if (found == migrations_.end()) throw std::logic_error{fmt::format("slot {} is not migrating", slot)};
+  auto const keys = checked(node(found->second.first), {"CLUSTER", "GETKEYSINSLOT", std::to_string(slot), "1"});
+  if (keys.elements().empty()) return false;
+  migrate(slot, found->second.first, found->second.second, {std::string{keys.elements()[0].text()}});
+  return true;
+}
+
+void redis_cluster::reshard(std::size_t from_master, std::size_t to_master, int slots) {
+  run_cluster_tool({"reshard", fmt::format("127.0.0.1:{}", node(from_master).port()), "--cluster-from", ids_[from_master],
+                    "--cluster-to", ids_[to_master], "--cluster-slots", std::to_string(slots), "--cluster-yes"},
+                   node(from_master).dir(), "cluster-reshard", transition_limit);
+  wait_ok();
+}
+
+void redis_cluster::migrate_key(std::uint16_t slot, std::string const& key) {
+  auto const found = migrations_.find(slot);
+  if (found == migrations_.end()) throw std::logic_error{fmt::format("slot {} is not migrating", slot)};
+  migrate(slot, found->second.first, found->second.second, {key});
+}
+
 void redis_cluster::move_keys(std::uint16_t slot, std::size_t from, std::size_t to) {
-  auto const& source = node(from);
-  auto const target_port = std::to_string(node(to).port());
   for (;;) {
-    auto const keys = checked(source, {"CLUSTER", "GETKEYSINSLOT", std::to_string(slot), std::to_string(migrate_batch)});
+    auto const keys = checked(node(from), {"CLUSTER", "GETKEYSINSLOT", std::to_string(slot), std::to_string(migrate_batch)});
     if (keys.elements().empty()) return;
-    // An empty key and KEYS: the keys follow; database 0, the only one of a cluster.
-    std::vector<std::string> migrate{"MIGRATE", "127.0.0.1", target_port, "", "0", "5000", "KEYS"};
-    for (auto const& key : keys.elements()) migrate.emplace_back(key.text());
-    // NOKEY: the keys expired meanwhile.
-    auto const reply = checked(source, migrate);
-    if (reply.text() != "OK" && reply.text() != "NOKEY") {
-      throw std::runtime_error{fmt::format("MIGRATE of slot {} from {} to {}: {}", slot, describe(from),
-                                           describe(to), resp::debug_string(reply))};
-    }
+    std::vector<std::string> names;
+    for (auto const& key : keys.elements()) names.emplace_back(key.text());
+    migrate(slot, from, to, names);
+  }
+}
+
+void redis_cluster::migrate(std::uint16_t slot, std::size_t from, std::size_t to, std::vector<std::string> const& keys) {
+  // An empty key and KEYS: the keys follow; database 0, the only one of a cluster.
+  std::vector<std::string> migrate{"MIGRATE", "127.0.0.1", std::to_string(node(to).port()), "", "0", "5000", "KEYS"};
+  migrate.insert(migrate.end(), keys.begin(), keys.end());
+  // NOKEY: the keys expired meanwhile.
+  auto const reply = checked(node(from), migrate);
+  if (reply.text() != "OK" && reply.text() != "NOKEY") {
+    throw std::runtime_error{fmt::format("MIGRATE of slot {} from {} to {}: {}", slot, describe(from), describe(to),
+                                         resp::debug_string(reply))};
   }
 }
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -66,6 +67,11 @@ class redis_cluster {
   void failover(std::size_t replica_index, bool force = false);
   // SIGKILL; returns once another node serves its slots and the cluster is ok.
   void kill_master(std::size_t master_index);
+  // SIGSTOP: a master that neither dies nor answers; returns once another node serves its slots
+  // and the cluster is ok without it. resume() lets it go on (SIGCONT): it runs what it had
+  // queued, hears of the promotion and rejoins as a replica; it returns once the cluster is ok.
+  void pause_master(std::size_t master_index);
+  void resume(std::size_t i);
   // Starts a stopped node again on its port; returns once it rejoined (a replaced master comes back
   // as a replica) and the cluster is ok.
   void restart(std::size_t i);
@@ -77,19 +83,36 @@ class redis_cluster {
   // completes a migration that stopped early (moving any key written to the source meanwhile).
   void migrate_slot(std::uint16_t slot, std::size_t to_master, migrate_step stop_at = migrate_step::done);
   void finish_migration(std::uint16_t slot);
+  // Moves one key of a slot that migrate_slot() left marked, so that a slot's keys can be split
+  // between its source and its target (a multi-key command meets TRYAGAIN then).
+  void migrate_key(std::uint16_t slot, std::string const& key);
+  // Moves the next key of a slot that migrate_slot() left marked; false when none is left.
+  bool migrate_one_key(std::uint16_t slot);
+  // `redis-cli --cluster reshard`: moves `slots` slots of one master to another, key by key, as an
+  // operator would; returns once the cluster is ok.
+  void reshard(std::size_t from_master, std::size_t to_master, int slots);
 
  private:
+  struct slot_span {
+    std::int64_t first = 0;
+    std::int64_t last = 0;
+  };
   std::size_t index_of(std::string_view node_id) const;
+  bool answers(std::size_t i) const;  // running and not paused
   redis_server const& any_running() const;
+  std::vector<slot_span> slots_of_master(std::size_t master_index) const;
+  void wait_for_takeover(std::size_t master_index, std::vector<slot_span> const& lost) const;
   std::vector<std::size_t> running_with_role(std::string_view role) const;
   std::string describe(std::size_t i) const;  // "node 2 (port 40123)"
   std::string unmet_ok() const;
   void move_keys(std::uint16_t slot, std::size_t from, std::size_t to);
+  void migrate(std::uint16_t slot, std::size_t from, std::size_t to, std::vector<std::string> const& keys);
 
   std::vector<std::unique_ptr<redis_server>> nodes_;
   std::vector<std::string> ids_;  // by index; a restarted node keeps its ID (its nodes-P.conf)
   std::vector<std::uint16_t> tls_ports_;  // by index, with cluster_options::tls
   std::map<std::uint16_t, std::pair<std::size_t, std::size_t>> migrations_;  // slot: from, to
+  std::set<std::size_t> paused_;  // stopped with SIGSTOP: not asked
 };
 
 // The cluster slot of a key: CRC16-XMODEM of the key, or of its hash tag (the bytes between the

@@ -44,7 +44,7 @@ resp::value role(redis_server const& server) {
 
 }  // namespace
 
-redis_sentinel_set::redis_sentinel_set(sentinel_options options) {
+redis_sentinel_set::redis_sentinel_set(sentinel_options options) : options_{options} {
   // The port a process is known by to the others: its TLS one, with TLS.
   auto with_tls = [&](redis_options& o, std::vector<std::uint16_t>& tls_ports) {
     if (!options.tls) return;
@@ -125,6 +125,45 @@ redis_server& redis_sentinel_set::data_node(std::uint16_t port) {
 }
 
 redis_server& redis_sentinel_set::master() { return data_node(current_master_port()); }
+
+redis_server& redis_sentinel_set::promote_without_sentinels() {
+  auto& promoted = replica();
+  auto const reply = promoted.command({"REPLICAOF", "NO", "ONE"});
+  if (reply.text() != "OK") {
+    throw std::runtime_error{fmt::format("REPLICAOF NO ONE on port {}: {}", promoted.port(), resp::debug_string(reply))};
+  }
+  return promoted;
+}
+
+void redis_sentinel_set::name_master(redis_server& node) {
+  std::size_t index = 0;
+  while (data_nodes_[index].get() != &node) ++index;
+  auto const port = options_.tls ? data_tls_ports_[index] : node.port();
+  for (auto const& sentinel : sentinels_) {
+    std::vector<std::vector<std::string>> const steps{
+        {"SENTINEL", "REMOVE", name},
+        {"SENTINEL", "MONITOR", name, "127.0.0.1", std::to_string(port), "2"},
+        {"SENTINEL", "SET", name, "down-after-milliseconds", std::to_string(options_.down_after.count()),
+         "failover-timeout", std::to_string(options_.failover_timeout.count())},
+    };
+    for (auto const& step : steps) {
+      auto const reply = sentinel->command(step);
+      if (reply.is_error()) {
+        throw std::runtime_error{fmt::format("{} on the sentinel on port {}: {}", step[1], sentinel->port(),
+                                             resp::debug_string(reply))};
+      }
+    }
+    if (!options_.data_password.empty()) sentinel->command({"SENTINEL", "SET", name, "auth-pass", options_.data_password});
+  }
+  wait_until(fmt::format("the sentinels to name the master on port {}", port), transition_limit, [&]() -> std::string {
+    for (auto const& sentinel : sentinels_) {
+      if (auto const reported = reported_master_port(*sentinel); reported != port) {
+        return fmt::format("the sentinel on port {} reports master port {}", sentinel->port(), reported);
+      }
+    }
+    return {};
+  });
+}
 
 redis_server& redis_sentinel_set::replica() {
   return *data_nodes_[&master() == data_nodes_[0].get() ? 1 : 0];

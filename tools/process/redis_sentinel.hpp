@@ -52,11 +52,19 @@ class redis_sentinel_set {
   // From the first sentinel that answers GET-MASTER-ADDR-BY-NAME (a TLS port, with TLS).
   std::uint16_t current_master_port() const;
 
+  // A promotion the sentinels did not make, step by step: the replica becomes a master of its own
+  // (REPLICAOF NO ONE) while the sentinels still name the old master, which goes on taking writes
+  // that the promoted one never sees; then name_master() makes every sentinel name it, as a
+  // failover would that the old master did not hear of in time.
+  redis_server& promote_without_sentinels();
+  void name_master(redis_server& node);
+
  private:
   // The data node with this plain or TLS port.
   redis_server& data_node(std::uint16_t port);
   std::string unmet_ready(std::uint16_t master_port) const;
 
+  sentinel_options options_;
   std::vector<std::unique_ptr<redis_server>> data_nodes_;
   // With TLS: the data nodes' TLS ports (by index), then the sentinels'.
   std::vector<std::uint16_t> data_tls_ports_;

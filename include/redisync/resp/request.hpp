@@ -33,6 +33,10 @@ class request {
     std::optional<std::chrono::milliseconds> connection_wait_when_down{};
     // false: do not resend after LOADING or BUSY replies.
     bool retry_transient = true;
+    // How long refusals that pass (LOADING, BUSY, TRYAGAIN, CLUSTERDOWN) and redirects back and
+    // forth between nodes are retried at most, if shorter than config::transient_retry_budget: a
+    // caller's own wait.
+    std::optional<std::chrono::milliseconds> retry_limit{};
   };
 
   request() = default;

@@ -70,6 +70,11 @@ class value {
 
   // The integer value of an integer reply, or of a string reply holding a decimal integer.
   bool as_integer(std::int64_t& out) const noexcept;
+  // The value of the entry `key` of a map, or of a RESP2 array of key, value pairs (CLUSTER SHARDS,
+  // SENTINEL SENTINELS); nullptr if there is none.
+  value const* field(std::string_view key) const noexcept;
+  // The text of that entry if it is a string; empty otherwise.
+  std::string_view field_text(std::string_view key) const noexcept;
 
   friend bool operator==(value const& a, value const& b) noexcept;
 

@@ -29,7 +29,7 @@ local function log_type_error(log)
 end
 
 local function append(log, event, term, value, owner, channel)
-  redis.call('xadd', log, 'MAXLEN', '~', 1000, '*', 'event', event, 'term', term, 'value', value, 'owner', owner)
+  redis.call('xadd', log, 'MAXLEN', 1000, '*', 'event', event, 'term', term, 'value', value, 'owner', owner)
   redis.pcall(publish_command, channel, event)
 end
 

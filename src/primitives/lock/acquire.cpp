@@ -114,6 +114,7 @@ void grant_hold(sync::client_core& core, std::shared_ptr<sync::hold_state> const
   if (!hold->granted) {
     hold->token = token;
     hold->granted_at = core.now();
+    hold->masters_at_grant = core.master_changes();
   }
   hold->granted = true;
   hold->count = count;

@@ -29,6 +29,13 @@ class lock_hold_kind final : public sync::hold_kind {
     start_release(std::move(core), std::move(name), std::move(owner), std::move(hold), std::move(level), std::move(h),
                   which_);
   }
+  void release_again(std::shared_ptr<sync::client_core> core, std::shared_ptr<sync::hold_state> const& hold,
+                     std::string_view why) const override {
+    auto op = std::make_shared<lock_release>(core, hold->name, hold->owner, nullptr, nullptr,
+                                             pending_handler<void(error_code)>{}, which_);
+    op->make_again(std::string{why});
+    core->to_strand([op = std::move(op)] { op->start(); });
+  }
   lock_kind which() const noexcept { return which_; }
 
  private:
@@ -88,6 +95,13 @@ void lock_release::start() {
   if (auto ec = sync::validate_owner(owner)) return complete(ec);
   if (hold_ && !hold_->active()) return complete(error::lease_lost);
   auto const key = sync::hold_key(owner, name);
+  if (again_) {
+    // Only while the owner holds nothing of the name here, and its acquires wait until it is done.
+    if (core_->find_hold(key) || core_->unsettled().contains(key)) return;
+    core_->unsettled().unsettle(key);
+    channel_ = kind_ == lock_kind::read || kind_ == lock_kind::write ? rw_protocol::channel_of(name) : channel_of(name);
+    return send();
+  }
   auto self = std::static_pointer_cast<lock_release>(shared_from_this());
   core_->unsettled().when_settled(key, [self = std::move(self)] { self->begin(); });
 }
@@ -140,8 +154,11 @@ void lock_release::choose_handoff_target() {
 void lock_release::give_back_target() { sync::give_back_handoff_target(*core_, channel_, std::exchange(target_, nullptr)); }
 
 io::outgoing lock_release::call(bool retry, bool by_digest) {
-  // Every retry names the count from before the first call whose outcome was lost.
-  if (!retry) {
+  // Every retry names the count from before the first call whose outcome was lost; a release
+  // made again names the count of a last level.
+  if (again_) {
+    retry_of_ = 1;
+  } else if (!retry) {
     retry_of_.reset();
   } else if (!retry_of_ && hold_) {
     retry_of_ = hold_->count;
@@ -194,6 +211,8 @@ void lock_release::answered() {
 }
 
 bool lock_release::read(resp::value const& reply) {
+  // -2: the owner had nothing left there.
+  freed_again_ = again_ && !(reply.kind() == resp::type::integer && reply.integer() == -2);
   outcome_ = parse_release_reply(reply, retry_of_);
   return outcome_.remaining >= -1;
 }
@@ -221,6 +240,10 @@ void lock_release::call_failed() {
 }
 
 void lock_release::succeeded() {
+  if (again_) {
+    if (freed_again_) core_->emit(event_kind::release_made_again, event_level::warning, args().name, args().owner, {}, *again_);
+    return complete({});
+  }
   std::shared_ptr<lock_acquire> new_holder;
   auto const& outcome = outcome_;
   if (auto target = std::exchange(target_, nullptr)) {
@@ -281,6 +304,7 @@ error_code lock_release::apply(release_outcome const& out) {
   if (out.remaining == 0 || hold_->levels.empty()) {
     // The levels left on the server, if any, belong to no guard of this client: not renewed.
     core_->finish_hold(hold_);
+    if (out.remaining == 0) core_->remember_release(hold_, sent());
     return {};
   }
   hold_->count = out.remaining;
@@ -290,6 +314,9 @@ error_code lock_release::apply(release_outcome const& out) {
   return {};
 }
 
-void lock_release::complete(error_code ec) { handler_.complete(ec); }
+void lock_release::complete(error_code ec) {
+  if (again_) core_->unsettled().settle(sync::hold_key(args().owner, args().name));
+  handler_.complete(ec);
+}
 
 }  // namespace redisync::detail::lock_protocol

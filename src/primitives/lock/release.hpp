@@ -42,6 +42,9 @@ class lock_release final : public sync::release_op {
                pending_handler<void(io::error_code)> handler, lock_kind kind);
 
   void start();
+  // Makes this the release of a hold that ended here again (sync::hold_kind::release_again): the
+  // idempotent call of a last level, which frees the lock only if the owner still has it there.
+  void make_again(std::string why) { again_ = std::move(why); }
 
  private:
   void begin();
@@ -75,6 +78,8 @@ class lock_release final : public sync::release_op {
   std::shared_ptr<lock_acquire> target_;  // the local waiter the lock is handed to, if any
   release_outcome outcome_;                // of the reply read
   std::optional<std::int64_t> retry_of_;   // the count before a call whose outcome was lost
+  std::optional<std::string> again_;       // why this is a release made again (make_again)
+  bool freed_again_ = false;               // made again, it freed the lock
   bool waking_ = false;                    // its early wake ran: see begin_waking_release
   sync::work_ticket in_progress_;          // while it runs, retries in the background included
 };
