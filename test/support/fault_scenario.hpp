@@ -55,6 +55,10 @@ struct fault_scenario {
   // Writes acknowledged by a demoted master that was still writable are gone (a Sentinel failover:
   // replication is asynchronous): holds and tokens are checked, the counter's gap only reported.
   bool loses_late_writes = false;
+  // Two masters take writes for a while (a Sentinel's old master stays writable until it is
+  // reconfigured, some 10 s): holds taken on it overlap holds on the new one, outside the promise
+  // (deployment.md). Overlaps are reported, not failed; tokens are still checked.
+  bool two_masters_for_a_while = false;
   // Liveness: from the moment `settled_at` (CLOCK_MONOTONIC ns, set by `inject`: once the topology
   // took its new shape, or when a change that must not interrupt the lock began; else when
   // `inject` returned) the lock is never free for longer than this before someone holds it again. With it, the processes hold for longer, under a lease long
@@ -126,7 +130,10 @@ inline void run_with_fault(lock_server const& redis, fault_scenario const& s) {
     s.inject();
     settled = s.settled_at != nullptr ? *s.settled_at : monotonic_ns();
   };
-  run_through_fault({s.url, args, s.processes}, inject, [&](stress_group const& group) {
+  // A plain lock is not fair across processes: one that holds it hands it on to its own workers,
+  // and the others may wait until it is done. With a long load, each process need only have begun.
+  fault_load_run const run{s.url, args, s.processes, s.available_within ? "wait" : "acquired"};
+  run_through_fault(run, inject, [&](stress_group const& group) {
     if (s.available_within) {
       auto const longest = longest_wait_for_a_grant_after(group, settled);
       BOOST_TEST_REQUIRE(longest.has_value(), "no hold was granted after the fault");
@@ -142,7 +149,8 @@ inline void run_with_fault(lock_server const& redis, fault_scenario const& s) {
       counter = value;
     }
     auto const out = check_stress_group(
-        group, {.counter = s.loses_late_writes ? std::nullopt : counter, .windows = !s.erases_data});
+        group, {.counter = s.loses_late_writes ? std::nullopt : counter,
+                .windows = !s.erases_data && !s.two_masters_for_a_while});
     if (s.loses_late_writes && counter) {
       BOOST_TEST_MESSAGE(s.lock << ": " << out.accepted - *counter << " accepted writes lost with the old master");
     }

@@ -205,11 +205,19 @@ std::uint16_t redis_sentinel_set::current_master_port() const {
 void redis_sentinel_set::failover() {
   auto const old_port = current_master_port();
   auto const& asked = *sentinels_.front();
-  auto const reply = asked.command({"SENTINEL", "FAILOVER", name});
-  if (reply.text() != "OK") {
-    throw std::runtime_error{fmt::format("SENTINEL FAILOVER {} on port {}: {}", name, asked.port(),
-                                         resp::debug_string(reply))};
-  }
+  // Right after a failover, the old master is no replica a Sentinel would promote yet (it is
+  // reconfigured some 10 s later, and the Sentinels learn of its link from its INFO): NOGOODSLAVE
+  // until then.
+  wait_until(fmt::format("the sentinel on port {} to start a failover", asked.port()), transition_limit,
+             [&]() -> std::string {
+               auto const reply = asked.command({"SENTINEL", "FAILOVER", name});
+               if (reply.text() == "OK") return {};
+               if (reply.text().starts_with("NOGOODSLAVE") || reply.text().starts_with("INPROG")) {
+                 return std::string{reply.text()};
+               }
+               throw std::runtime_error{fmt::format("SENTINEL FAILOVER {} on port {}: {}", name, asked.port(),
+                                                    resp::debug_string(reply))};
+             });
   wait_until(fmt::format("the sentinels to replace the master on port {}", old_port), transition_limit,
              [&]() -> std::string {
                std::uint16_t new_port = 0;
