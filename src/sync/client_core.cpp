@@ -331,8 +331,6 @@ void client_core::on_push(resp::value const& push) {
   it->second.deliver(e[2].text());
 }
 
-// Another master took over some slots: releases its predecessor acknowledged lately are made again
-// there (idempotently), where the new master never heard of them.
 // Refusals that pass: a server loading or busy, a cluster settling (TRYAGAIN, CLUSTERDOWN) or sending
 // a request back and forth past the redirect limit (MOVED, ASK: only a cluster follows them; one
 // server that answers them is a cluster node behind a plain URL, which will not change).
@@ -342,6 +340,8 @@ std::chrono::milliseconds client_core::refusal_budget(error_code const& ec) cons
   return passes ? cfg_.transient_retry_budget : std::chrono::milliseconds{0};
 }
 
+// Another master took over some slots: releases its predecessor acknowledged lately are made again
+// there (idempotently), where the new master never heard of them.
 void client_core::on_master_changed() {
   ++master_changes_;
   // A cluster names the master of each slot; a Sentinel's one master replaced them all.

@@ -46,6 +46,12 @@ BOOST_AUTO_TEST_CASE(locks_follow_the_master_through_a_sentinel_failover_with_to
   redis_sentinel_set set;
   auto cfg = fast_config(set.url());
   cfg.watchdog_lease = 3s;
+  std::vector<std::pair<redisync::event_kind, std::string>> connection_events;
+  cfg.on_event = [&](redisync::event const& e) {
+    if (e.kind == redisync::event_kind::disconnected || e.kind == redisync::event_kind::connect_failed) {
+      connection_events.emplace_back(e.kind, std::string{e.detail});
+    }
+  };
   run_client(cfg, [&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
     auto me = c.new_owner();
     auto h = co_await me.lock("kept").acquire(asio::use_awaitable);
@@ -58,6 +64,14 @@ BOOST_AUTO_TEST_CASE(locks_follow_the_master_through_a_sentinel_failover_with_to
     // The old master stays a writable master for seconds: the Sentinel's +switch-master hint is
     // what moves the client (a lock taken there meanwhile would be lost: replication is async).
     co_await redisync::test::wait_until([&] { return c.stats().connects > connects; }, 5s);
+    // The session to the old master was closed to follow the new one: said as such, with no
+    // failed handshake and no TLS hint.
+    auto const followed = std::ranges::find_if(connection_events, [](auto const& e) {
+      bool const why = e.second.find("+switch-master") != std::string::npos || e.second.find("READONLY") != std::string::npos;
+      return e.first == redisync::event_kind::disconnected && why;
+    });
+    BOOST_TEST((followed != connection_events.end()));
+    for (auto const& [kind, detail] : connection_events) BOOST_TEST(detail.find("TLS") == std::string::npos, detail);
     BOOST_TEST_MESSAGE("reconnected "
                        << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                                 failed_over).count()
