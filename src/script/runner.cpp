@@ -21,13 +21,20 @@ void script_runner::send(script const& s, routing::slot_type slot, io::outgoing 
 }
 
 void script_runner::when_loaded(script const& s, routing::slot_type slot, std::function<void(error_code)> then) {
-  auto& waiting = loading(router_.node_of(slot))[&s];
+  auto const node = router_.node_of(slot);
+  auto& waiting = loading(node)[&s];
   waiting.push_back(std::move(then));
-  if (waiting.size() > 1) return;  // a load is on its way
+  if (waiting.size() == 1) load(s, slot, node);  // else a load is on its way
+}
+
+// A load is idempotent: one whose connection dropped before its reply (its outcome unknown) goes
+// again once the connection is back, instead of failing everyone who waits for it.
+void script_runner::load(script const& s, routing::slot_type slot, routing::node_id node_id) {
   resp::request req;
   req.push("SCRIPT", "LOAD", s.source);
   loads_sent_.fetch_add(1, std::memory_order_relaxed);
-  auto on_loaded = [this, anchor = anchor_(), &s, node_id = router_.node_of(slot)](error_code ec, io::response replies) {
+  auto on_loaded = [this, anchor = anchor_(), &s, slot, node_id](error_code ec, io::response replies) {
+    if (ec == error::ambiguous) return load(s, slot, node_id);
     if (!ec) ec = io::check_replies(replies);
     auto& node_loads = loading(node_id);
     auto waiters = std::move(node_loads[&s]);

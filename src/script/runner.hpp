@@ -41,6 +41,8 @@ class script_runner {
   // Per node: the loads on their way, with the callers that wait for each.
   using loads = std::unordered_map<script const*, std::vector<std::function<void(io::error_code)>>>;
   loads& loading(routing::node_id id);
+  // Sends SCRIPT LOAD of `s` to the node of `slot`; its outcome goes to the waiters of `node_id`.
+  void load(script const& s, routing::slot_type slot, routing::node_id node_id);
 
   routing::router& router_;
   std::function<std::shared_ptr<void>()> anchor_;

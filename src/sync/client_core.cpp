@@ -283,7 +283,7 @@ void client_core::lose(std::shared_ptr<hold_state> const& hold, loss_cause why) 
   emit(event_kind::hold_lost, event_level::error, hold->name, hold->owner, error::lease_lost, describe(why));
   // Given up for its deadline, the hold may still be on the server (renewals that did not get
   // through): its last level is released there, should it be, instead of waiting out its lease.
-  if (why == loss_cause::expired && hold->count == 1) release_again(hold, "a hold given up for lost at its deadline");
+  if (why == loss_cause::expired) release_again(hold, "a hold given up for lost at its deadline");
   for (auto* t : std::exchange(hold->loss_timers, {})) t->cancel();
   for (auto& weak : std::exchange(hold->notifiers, {})) {
     if (auto n = weak.lock()) asio::post(n->ex, [n] { n->signal.emit(asio::cancellation_type::terminal); });

@@ -23,10 +23,11 @@ class hold_kind {
   virtual void release(std::shared_ptr<client_core> core, std::shared_ptr<hold_state> hold,
                        std::shared_ptr<hold_level> level,
                        boost::asio::any_completion_handler<void(boost::system::error_code)> h) const = 0;
-  // Releases the last level of `hold` again where its slot is served now, if the server still
-  // has it there and nothing otherwise: the hold ended here (released through a master that then
-  // stopped being master, or given up for lost), and no hold of its owner and name is kept here.
-  // `why` is told with the event if it freed the lock. A kind without it does nothing.
+  // Releases `hold` again where its slot is served now (a lock's last level, leased permits), if
+  // the server still has it there and nothing otherwise: the hold ended here (released through a
+  // master that then stopped being master, or given up for lost), and no hold of its owner and
+  // name is kept here. `why` is told with the event if it freed something. A kind without it does
+  // nothing.
   virtual void release_again(std::shared_ptr<client_core> /*core*/, std::shared_ptr<hold_state> const& /*hold*/,
                              std::string_view /*why*/) const {}
 };

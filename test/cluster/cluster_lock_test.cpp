@@ -11,6 +11,8 @@
 #include <redisync/redisync.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/test/data/monomorphic.hpp>
+#include <boost/test/data/test_case.hpp>
 
 #include <atomic>
 #include <cstdlib>
@@ -365,14 +367,18 @@ BOOST_AUTO_TEST_CASE(stress_processes_keep_exclusion_and_the_counter_through_a_m
   }, false, 4});
 }
 
-// A master stopped (SIGSTOP) past the node timeout: its replica takes over; resumed, it runs what it
-// had queued (releases, their unlock messages) before it hears that it is a replica now. The lock
-// is never left held by no one: from the promotion on, it is free at most 2 s at a time.
-BOOST_AUTO_TEST_CASE(stress_processes_keep_exclusion_and_the_lock_through_a_master_stopped_past_the_node_timeout) {
+// A master stopped (SIGSTOP) past the node timeout under stress processes holding `lock` (a plain
+// lock, or what `kind_args` say): its replica takes over; resumed, it runs what it had queued
+// (releases, their unlock messages, fenced writes: acknowledged, then lost) before it hears that
+// it is a replica now. The lock is never left held by no one: from the promotion on, it is free at
+// most 2 s at a time.
+namespace {
+void run_through_a_stopped_master(std::string const& lock, std::vector<std::string> kind_args, int processes,
+                                  int iterations) {
   auto& cluster = shared_cluster();
-  std::string const lock = "{paused-master}";
   auto const victim = cluster.master_of_slot(key_slot(lock));
   std::int64_t promoted = 0;
+  bool const permits = std::ranges::find(kind_args, "permits") != kind_args.end();
   redisync::test::run_with_fault(server_of(cluster, lock), {.lock = lock,
                                                             .url = cluster.url(),
                                                             .inject = [&] {
@@ -380,14 +386,29 @@ BOOST_AUTO_TEST_CASE(stress_processes_keep_exclusion_and_the_lock_through_a_mast
                                                               promoted = redisync::test::monotonic_ns();
                                                               cluster.resume(victim);
                                                             },
-                                                            .processes = 4,
-                                                            // Resumed, the old master runs the fenced
-                                                            // writes it had queued before it hears it
-                                                            // is a replica: acknowledged, then lost.
+                                                            .processes = processes,
                                                             .loses_late_writes = true,
                                                             .available_within = 2s,
                                                             .settled_at = &promoted,
-                                                            .iterations = 150});
+                                                            .iterations = iterations,
+                                                            .kind_args = std::move(kind_args),
+                                                            .leased_permits = permits});
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(stress_processes_keep_exclusion_and_the_lock_through_a_master_stopped_past_the_node_timeout) {
+  run_through_a_stopped_master("{paused-master}", {}, 4, 150);
+}
+
+// The same under other kinds of hold that one owner has at a time: a fair lock, a leadership, one
+// leased permit; each exclusive, with its tokens rising. (A read-write lock's write is left out
+// until its defect is fixed: in one run of four, its stress processes still waited for it 60 s
+// after the fault.)
+BOOST_DATA_TEST_CASE(exclusive_kinds_come_back_through_a_master_stopped_past_the_node_timeout,
+                     boost::unit_test::data::make(std::vector<std::string>{"fair", "election", "permits"}), kind) {
+  std::vector<std::string> kind_args{"--kind", kind};
+  if (kind == "permits") kind_args.insert(kind_args.end(), {"--permits", "1"});
+  run_through_a_stopped_master("{paused-" + kind + "}", std::move(kind_args), 3, 100);
 }
 
 // The lock's slot migrates key by key to another master, `redis-cli --cluster reshard` moves other

@@ -180,9 +180,11 @@ class history_check {
         if (auto const w = open.find(key); w != open.end()) windows_[w->second].to = e.at("valid_until_ns").as_int64();
       } else if (kind == "write_accepted" || kind == "write_unknown") {
         ++(kind == "write_accepted" ? out_.accepted : out_.unknown);
-        auto const value = writing.at(key);
-        (kind == "write_accepted" ? accepted_values_ : unknown_values_).push_back(value);
-        writing.erase(key);
+        // Only fenced writes log their value first (`writing`); leased permits INCR.
+        if (auto const w = writing.find(key); w != writing.end()) {
+          (kind == "write_accepted" ? accepted_values_ : unknown_values_).push_back(w->second);
+          writing.erase(w);
+        }
       } else if (kind == "write_rejected" || kind == "write_failed") {
         out_.rejected += kind == "write_rejected";
         writing.erase(key);

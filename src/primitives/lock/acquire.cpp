@@ -39,7 +39,8 @@ asio::awaitable<void> undo_acquire(std::shared_ptr<sync::client_core> core, std:
 }
 
 asio::awaitable<void> undo_with(std::shared_ptr<sync::client_core> core, script const& s, script_args args,
-                                std::string name, std::string owner, std::chrono::milliseconds lease) {
+                                std::string name, std::string owner, std::chrono::milliseconds lease,
+                                std::string again) {
   auto const slot = core->router().slot_of(name);
   auto const give_up = sync::clock_type::now() + lease;
   for (;;) {
@@ -47,7 +48,11 @@ asio::awaitable<void> undo_with(std::shared_ptr<sync::client_core> core, script 
     bool const unknown = ec == error::ambiguous || ec == error::not_connected;
     if (unknown && !core->stopped() && sync::clock_type::now() < give_up) continue;
     if (!ec && parse_release_reply(reply, std::nullopt).remaining >= 0) {
-      core->emit(event_kind::grant_undone, event_level::info, name, owner);
+      if (again.empty()) {
+        core->emit(event_kind::grant_undone, event_level::info, name, owner);
+      } else {
+        core->emit(event_kind::release_made_again, event_level::warning, name, owner, {}, again);
+      }
     }
     co_return;
   }

@@ -41,9 +41,12 @@ boost::asio::awaitable<void> undo_acquire(std::shared_ptr<sync::client_core> cor
                                           std::chrono::milliseconds lease);
 
 // Repeats `args`, a call of `s` that releases at most the level an acquire added (so it is safe to
-// repeat), until its outcome is known or `lease` has passed.
+// repeat), until its outcome is known or `lease` has passed. A call that freed something is told
+// as grant_undone, or as release_made_again with `again` when that says why it was made again
+// (sync::hold_kind::release_again).
 boost::asio::awaitable<void> undo_with(std::shared_ptr<sync::client_core> core, script const& s, script_args args,
-                                       std::string name, std::string owner, std::chrono::milliseconds lease);
+                                       std::string name, std::string owner, std::chrono::milliseconds lease,
+                                       std::string again = {});
 
 // The record of a hold that `owner` (a lock's owner field) does not have yet, for its first grant.
 std::shared_ptr<sync::hold_state> new_hold_of(std::string name, std::string owner, std::string channel,

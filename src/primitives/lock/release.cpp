@@ -31,6 +31,9 @@ class lock_hold_kind final : public sync::hold_kind {
   }
   void release_again(std::shared_ptr<sync::client_core> core, std::shared_ptr<sync::hold_state> const& hold,
                      std::string_view why) const override {
+    // Levels of other guards left on the server (a hold lost at its deadline with more than one)
+    // are more than a last-level call frees: they end with the lease.
+    if (hold->count > 1) return;
     auto op = std::make_shared<lock_release>(core, hold->name, hold->owner, nullptr, nullptr,
                                              pending_handler<void(error_code)>{}, which_);
     op->make_again(std::string{why});

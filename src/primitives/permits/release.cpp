@@ -24,6 +24,14 @@ class permits_hold_kind final : public sync::hold_kind {
                                                fair_);
     host.to_strand([op = std::move(op)] { op->start(); });
   }
+  // A permit id is never used again, so giving its permits back again frees only what it still has.
+  void release_again(std::shared_ptr<sync::client_core> core, std::shared_ptr<sync::hold_state> const& hold,
+                     std::string_view why) const override {
+    auto release = release_args(*core, hold->name, hold->owner, fair_);
+    core->spawn_cleanup(lock_protocol::undo_with(core, scripts::permits_calls, std::move(release), hold->name,
+                                                 hold->owner, hold->lease, std::string{why}),
+                        [] {});
+  }
 
  private:
   bool fair_;
@@ -150,6 +158,7 @@ void permit_release::succeeded() {
   level_->state = sync::level_state::released;
   std::erase(hold_->levels, level_);
   core_->finish_hold(hold_);
+  core_->remember_release(hold_, sent());
   if (in_background()) core_->emit(event_kind::release_retried, event_level::info, args().name, args().owner);
   complete({});
 }
