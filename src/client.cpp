@@ -52,7 +52,6 @@ owner client::make_owner(std::string id) {
   return owner{core_, std::move(id)};
 }
 
-client_stats client::stats() const { return core_->stats(); }
 
 metrics_snapshot client::metrics() const { return core_->take_metrics(); }
 

@@ -2,6 +2,8 @@
 #include <redisync/error.hpp>
 #include <redisync/lock.hpp>
 
+#include "address.hpp"
+
 #include <boost/system/system_error.hpp>
 #include <boost/url/parse.hpp>
 
@@ -36,12 +38,9 @@ std::string parse_one_host(std::string_view url, config& out) {
   out.host = u.host_address();
   if (u.has_port()) {
     std::string_view const p = u.port();
-    unsigned v = 0;
-    auto const [end, rc] = std::from_chars(p.data(), p.data() + p.size(), v);
-    if (p.empty() || rc != std::errc{} || end != p.data() + p.size() || v == 0 || v > 65535) {
-      return "the port must be a number from 1 to 65535, not '" + std::string{p} + "'";
-    }
-    out.port = static_cast<std::uint16_t>(v);
+    auto const port = detail::parse_port(p);
+    if (!port) return "the port must be a number from 1 to 65535, not '" + std::string{p} + "'";
+    out.port = *port;
   }
   if (u.has_userinfo()) {
     out.username = u.user();
@@ -222,9 +221,6 @@ config config::for_sentinel(node_address const& at) const {
   return c;
 }
 
-std::string config::endpoint() const {
-  bool const ipv6 = host.find(':') != std::string::npos;
-  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
+std::string config::endpoint() const { return detail::address_text({host, port}); }
 
 }  // namespace redisync

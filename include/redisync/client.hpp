@@ -38,20 +38,6 @@ using response = std::vector<resp::value>;
 // The first server error among the replies as a typed code, or success.
 boost::system::error_code check_replies(response const& replies) noexcept;
 
-struct client_stats {
-  std::size_t holds = 0;              // hold records of this client (one per owner and lock)
-  std::size_t waiters = 0;            // acquires waiting for a lock
-  std::size_t subscriptions = 0;      // channels subscribed or lingering
-  std::uint64_t renewals = 0;         // holds renewed by the watchdog so far
-  std::uint64_t renewal_batches = 0;  // script calls that carried them
-  std::uint64_t handoffs = 0;         // locks passed to a local waiter inside the release script
-  std::uint64_t connects = 0;         // successful handshakes
-  std::uint64_t socket_writes = 0;    // each may carry many requests
-  std::uint64_t requests_written = 0;
-  std::uint64_t reply_spin_hits = 0;    // replies read while polling (config::reply_spin)
-  std::uint64_t reply_spin_misses = 0;  // polls that gave up and slept
-};
-
 class client {
  public:
   using executor_type = boost::asio::any_io_executor;
@@ -175,7 +161,6 @@ class client {
         token);
   }
 
-  client_stats stats() const;
   // Acquires, waits, holds, losses, renewals, connections and traffic so far (metrics.hpp). Any
   // thread; a snapshot costs a few microseconds.
   metrics_snapshot metrics() const;

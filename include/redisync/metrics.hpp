@@ -104,7 +104,11 @@ struct metrics_snapshot {
   // Traffic.
   std::uint64_t round_trips = 0;  // requests written (a pipelined batch counts each request)
   std::uint64_t socket_writes = 0;
-  std::uint64_t script_loads = 0;  // SCRIPT LOAD after a NOSCRIPT
+  std::uint64_t script_loads = 0;       // SCRIPT LOAD after a NOSCRIPT
+  std::uint64_t reply_spin_hits = 0;    // replies read while polling (config::reply_spin)
+  std::uint64_t reply_spin_misses = 0;  // polls that gave up and slept
+  // Locks passed to a waiter of this client inside the release script.
+  std::uint64_t handoffs = 0;
 
   acquire_metrics const& of(primitive p) const noexcept { return by_primitive[static_cast<std::size_t>(p)]; }
 };

@@ -149,7 +149,6 @@ connection::executor_type connection::get_executor() const noexcept { return imp
 
 connection::executor_type connection::io_executor() const noexcept { return impl_->io_executor_; }
 
-config const& connection::cfg() const noexcept { return impl_->cfg_; }
 
 void connection::start_run(asio::any_completion_handler<void(error_code)> h) {
   impl_->run_requested_ = true;
@@ -192,19 +191,7 @@ void connection::exec(outgoing out, late_reply_handler late,
          [self = impl_, e = std::move(e)]() mutable { self->submit(std::move(e), false); });
 }
 
-void connection::begin_arrival() noexcept { impl_->group_->begin_arrival(); }
-
-void connection::end_arrival() { impl_->group_->end_arrival(); }
-
-bool connection::arriving() const noexcept { return impl_->group_->arriving(); }
-
-bool connection::on_strand() const noexcept { return impl_->on_strand(); }
-
-std::shared_ptr<delivery> const& connection::completions() const noexcept { return impl_->group_->completions(); }
-
-void connection::hold_writes() noexcept { impl_->group_->hold_writes(); }
-
-void connection::release_writes() { impl_->group_->release_writes(); }
+connection_group& connection::group() const noexcept { return *impl_->group_; }
 
 void connection::subscribe(bool on, std::vector<std::string> channels,
                            asio::any_completion_handler<void(error_code)> h) {

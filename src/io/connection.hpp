@@ -34,6 +34,18 @@ struct connection_stats {
   std::uint64_t reply_spin_hits = 0;    // replies read while polling (config::reply_spin)
   std::uint64_t reply_spin_misses = 0;  // polls that gave up and slept
   std::uint64_t health_pings = 0;
+
+  // The figures of several connections (a cluster's nodes), summed.
+  connection_stats& operator+=(connection_stats const& o) noexcept {
+    connects += o.connects;
+    connect_attempts += o.connect_attempts;
+    writes += o.writes;
+    requests_written += o.requests_written;
+    reply_spin_hits += o.reply_spin_hits;
+    reply_spin_misses += o.reply_spin_misses;
+    health_pings += o.health_pings;
+    return *this;
+  }
 };
 
 class connection_group;
@@ -84,7 +96,6 @@ class connection {
   // cheap; their completions still run on the strand, because the coroutines that await them run
   // there or their handlers are bound to it.
   executor_type io_executor() const noexcept;
-  config const& cfg() const noexcept;
 
   // Completes when the connection stops for good: error::auth_failed (or another fatal handshake
   // error) or operation_aborted after stop() or cancellation.
@@ -131,22 +142,8 @@ class connection {
     return initiate_subscription(false, std::move(channels), std::forward<Token>(token));
   }
 
-  // On the strand: requests made until the matching release_writes() (and until the arrivals on
-  // their way, begin_arrival()) wait, and then go out in one write, where adjacent calls of one
-  // script merge into one command. Holds nest; priority requests (handshake, health checks) and a
-  // read's flush of replies' requests do not wait.
-  void hold_writes() noexcept;
-  void release_writes();
-  // From any thread, before posting work to the strand that may make requests (the next request
-  // of a task whose completion just ran): requests queued before it arrives wait for it, up to a
-  // group, and go out together with its own in one write. end_arrival() on the strand, after it.
-  void begin_arrival() noexcept;
-  void end_arrival();
-  bool arriving() const noexcept;  // work is on its way to the strand
-  // Whether the calling thread runs the strand now.
-  bool on_strand() const noexcept;
-  // Hands the application's completions out of the strand (delivery.hpp).
-  std::shared_ptr<delivery> const& completions() const noexcept;
+  // The group this connection is one of: its strand, held writes, arrivals, completions.
+  connection_group& group() const noexcept;
 
   // Strand only. Takes over `e`, redirected here by the router from another connection (ASK:
   // `asking` sends ASKING before it). It waits for this connection as a new request would.

@@ -47,17 +47,24 @@ class connection_group : public std::enable_shared_from_this<connection_group> {
   // Strand only (or before anything runs): `write` writes what a member has queued, if it can.
   void join(std::function<void()> write) { members_.push_back(std::move(write)); }
 
+  // On the strand: requests made until the matching release_writes() (and until the arrivals on
+  // their way, begin_arrival()) wait, and then go out in one write per member, where adjacent
+  // calls of one script merge into one command. Holds nest; priority requests (handshake, health
+  // checks) and a read's flush of replies' requests do not wait.
   void hold_writes() noexcept { ++writes_held_; }
   void release_writes() {
     --writes_held_;
     write_unless_waiting();
   }
   std::size_t writes_held() const noexcept { return writes_held_; }
+  // From any thread, before posting work to the strand that may make requests (the next request
+  // of a task whose completion just ran): requests queued before it arrives wait for it, up to a
+  // group, and go out together with its own in one write. end_arrival() on the strand, after it.
   void begin_arrival() noexcept { ++arrivals_; }
   void end_arrival() {
     if (--arrivals_ == 0 && !completions_->corking_here()) write_unless_waiting();
   }
-  bool arriving() const noexcept { return arrivals_ > 0; }
+  bool arriving() const noexcept { return arrivals_ > 0; }  // work is on its way to the strand
   // Every member writes, unless writes are held or work is on its way.
   void write_unless_waiting() {
     if (writes_held_ != 0 || arrivals_ != 0) return;

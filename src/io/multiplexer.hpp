@@ -94,7 +94,6 @@ class multiplexer {
   bool ready() const noexcept { return ready_; }
   // For good: queued requests fail with `reason`, and so does every later one.
   void stop(error_code reason);
-  bool stopped() const noexcept { return stopped_; }
 
   // Queues `e`; a priority request (the handshake, a health check) goes out first, also before
   // the handshake is done. Fails it through finish_later when it cannot be sent.

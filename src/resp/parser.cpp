@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace redisync::resp {
@@ -60,6 +61,21 @@ bool parse_double(std::string_view s, double& out) noexcept {
   }
   auto const [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc{} && end == s.data() + s.size();
+}
+
+// The length after a blob's or an aggregate's marker: a size or a count, or -1, RESP2's null,
+// which only '$' and '*' may carry.
+std::optional<std::int64_t> read_length(char marker, std::string_view payload, boost::system::error_code& ec) {
+  std::int64_t length = 0;
+  if (payload == "?") {
+    ec = parse_error::streaming_not_supported;
+    return std::nullopt;
+  }
+  if (!parse_int64(payload, length) || length < -1 || (length == -1 && marker != '$' && marker != '*')) {
+    ec = parse_error::invalid_length;
+    return std::nullopt;
+  }
+  return length;
 }
 
 bool is_big_number(std::string_view s) noexcept {
@@ -174,126 +190,100 @@ std::size_t parser::parse_element(std::string_view input, boost::system::error_c
   char const marker = input[0];
   std::string_view const payload = input.substr(1, line_end - 1);
   std::size_t const header_size = line_end + 2;
-
-  auto read_length = [&](std::int64_t& length) {
-    if (payload == "?") {
-      ec = parse_error::streaming_not_supported;
-      return false;
-    }
-    if (!parse_int64(payload, length) || length < -1) {
-      ec = parse_error::invalid_length;
-      return false;
-    }
-    return true;
-  };
-
   switch (marker) {
-    case '+':
-      complete(value{type::simple_string, std::string{payload}});
-      return header_size;
-    case '-':
-      complete(value{type::simple_error, std::string{payload}});
-      return header_size;
-    case ':': {
-      std::int64_t v = 0;
-      if (!parse_int64(payload, v)) {
-        ec = parse_error::invalid_integer;
-        return 0;
-      }
-      complete(value::make_integer(v));
-      return header_size;
-    }
-    case ',': {
-      double v = 0;
-      if (!parse_double(payload, v)) {
-        ec = parse_error::invalid_double;
-        return 0;
-      }
-      complete(value::make_double(v, std::string{payload}));
-      return header_size;
-    }
-    case '#':
-      if (payload != "t" && payload != "f") {
-        ec = parse_error::invalid_boolean;
-        return 0;
-      }
-      complete(value::make_boolean(payload == "t"));
-      return header_size;
-    case '_':
-      if (!payload.empty()) {
-        ec = parse_error::invalid_null;
-        return 0;
-      }
-      complete(value{});
-      return header_size;
-    case '(':
-      if (!is_big_number(payload)) {
-        ec = parse_error::invalid_big_number;
-        return 0;
-      }
-      complete(value{type::big_number, std::string{payload}});
-      return header_size;
     case '$':
     case '!':
-    case '=': {
-      std::int64_t length = 0;
-      if (!read_length(length)) return 0;
-      if (length == -1) {
-        if (marker != '$') {
-          ec = parse_error::invalid_length;
-          return 0;
-        }
-        complete(value{});
-        return header_size;
-      }
-      if (static_cast<std::uint64_t>(length) > limits_.max_bulk) {
-        ec = parse_error::bulk_too_large;
-        return 0;
-      }
-      auto const size = static_cast<std::size_t>(length);
-      if (input.size() - header_size < size + 2) return 0;
-      if (input[header_size + size] != '\r' || input[header_size + size + 1] != '\n') {
-        ec = parse_error::missing_crlf;
-        return 0;
-      }
-      std::string_view const body = input.substr(header_size, size);
-      if (marker == '=' && (size < 4 || body[3] != ':')) {
-        ec = parse_error::invalid_verbatim;
-        return 0;
-      }
-      type const t = marker == '$' ? type::bulk_string
-                     : marker == '!' ? type::bulk_error
-                                     : type::verbatim_string;
-      complete(value{t, std::string{body}});
-      return header_size + size + 2;
-    }
+    case '=': return parse_blob(input, marker, payload, header_size, ec);
     case '*':
     case '%':
     case '~':
     case '>':
-    case '|': {
-      std::int64_t count = 0;
-      if (!read_length(count)) return 0;
-      if (count == -1) {
-        if (marker != '*') {
-          ec = parse_error::invalid_length;
-          return 0;
-        }
-        complete(value{});
-        return header_size;
-      }
-      type const t = marker == '*'   ? type::array
-                     : marker == '%' ? type::map
-                     : marker == '~' ? type::set
-                     : marker == '>' ? type::push
-                                     : type::map;
-      open_aggregate(t, static_cast<std::size_t>(count), marker == '|', ec);
-      return ec ? 0 : header_size;
-    }
-    default:
-      ec = parse_error::invalid_type_byte;
-      return 0;
+    case '|': return parse_aggregate(marker, payload, header_size, ec);
+    default: return parse_line(marker, payload, header_size, ec);
   }
+}
+
+std::size_t parser::parse_line(char marker, std::string_view payload, std::size_t header_size,
+                               boost::system::error_code& ec) {
+  auto const fail = [&ec](parse_error e) {
+    ec = e;
+    return std::size_t{0};
+  };
+  switch (marker) {
+    case '+': complete(value{type::simple_string, std::string{payload}}); break;
+    case '-': complete(value{type::simple_error, std::string{payload}}); break;
+    case ':': {
+      std::int64_t v = 0;
+      if (!parse_int64(payload, v)) return fail(parse_error::invalid_integer);
+      complete(value::make_integer(v));
+      break;
+    }
+    case ',': {
+      double v = 0;
+      if (!parse_double(payload, v)) return fail(parse_error::invalid_double);
+      complete(value::make_double(v, std::string{payload}));
+      break;
+    }
+    case '#':
+      if (payload != "t" && payload != "f") return fail(parse_error::invalid_boolean);
+      complete(value::make_boolean(payload == "t"));
+      break;
+    case '_':
+      if (!payload.empty()) return fail(parse_error::invalid_null);
+      complete(value{});
+      break;
+    case '(':
+      if (!is_big_number(payload)) return fail(parse_error::invalid_big_number);
+      complete(value{type::big_number, std::string{payload}});
+      break;
+    default: return fail(parse_error::invalid_type_byte);
+  }
+  return header_size;
+}
+
+std::size_t parser::parse_blob(std::string_view input, char marker, std::string_view payload, std::size_t header_size,
+                               boost::system::error_code& ec) {
+  auto const length = read_length(marker, payload, ec);
+  if (!length) return 0;
+  if (*length == -1) {
+    complete(value{});
+    return header_size;
+  }
+  if (static_cast<std::uint64_t>(*length) > limits_.max_bulk) {
+    ec = parse_error::bulk_too_large;
+    return 0;
+  }
+  auto const size = static_cast<std::size_t>(*length);
+  if (input.size() - header_size < size + 2) return 0;
+  if (input[header_size + size] != '\r' || input[header_size + size + 1] != '\n') {
+    ec = parse_error::missing_crlf;
+    return 0;
+  }
+  std::string_view const body = input.substr(header_size, size);
+  if (marker == '=' && (size < 4 || body[3] != ':')) {
+    ec = parse_error::invalid_verbatim;
+    return 0;
+  }
+  type const t = marker == '$' ? type::bulk_string : marker == '!' ? type::bulk_error : type::verbatim_string;
+  complete(value{t, std::string{body}});
+  return header_size + size + 2;
+}
+
+std::size_t parser::parse_aggregate(char marker, std::string_view payload, std::size_t header_size,
+                                    boost::system::error_code& ec) {
+  auto const count = read_length(marker, payload, ec);
+  if (!count) return 0;
+  if (*count == -1) {
+    complete(value{});
+    return header_size;
+  }
+  type const t = marker == '*'   ? type::array
+                 : marker == '%' ? type::map
+                 : marker == '~' ? type::set
+                 : marker == '>' ? type::push
+                                 : type::map;
+  open_aggregate(t, static_cast<std::size_t>(*count), marker == '|', ec);
+  return ec ? 0 : header_size;
 }
 
 }  // namespace redisync::resp

@@ -1,5 +1,6 @@
 #include "routing/cluster.hpp"
 
+#include "address.hpp"
 #include "io/pending_handler.hpp"
 #include "routing/hash_slot.hpp"
 
@@ -15,8 +16,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <charconv>
-#include <set>
 
 namespace redisync::detail::routing {
 
@@ -36,19 +35,6 @@ constexpr unsigned informed_patience = 12;
 // A request or subscription redirected again waits this long times its redirects for the map.
 constexpr std::chrono::milliseconds redirect_pause{25};
 
-// "host:port" of a MOVED or ASK reply; an empty host is the host that replied.
-std::optional<node_address> parse_address(std::string_view text, node_address const& replied) {
-  auto const colon = text.rfind(':');
-  if (colon == std::string_view::npos) return std::nullopt;
-  unsigned port = 0;
-  auto const digits = text.substr(colon + 1);
-  auto const [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
-  if (ec != std::errc{} || end != digits.data() + digits.size() || port == 0 || port > 65535) return std::nullopt;
-  std::string host{text.substr(0, colon)};
-  return node_address{host.empty() ? replied.host : std::move(host), static_cast<std::uint16_t>(port)};
-}
-
-
 }  // namespace
 
 std::shared_ptr<cluster> cluster::create(io::connection::executor_type ex, config cfg, router_events events) {
@@ -63,7 +49,6 @@ cluster::cluster(private_tag, io::connection::executor_type ex, config cfg, rout
     : cfg_{std::move(cfg)},
       events_{std::move(events)},
       group_{io::connection_group::make(std::move(ex))},
-      slots_(cluster_slots, no_node),
       refresh_timer_{group_->io_executor()} {}
 
 cluster::~cluster() {
@@ -74,19 +59,14 @@ cluster::~cluster() {
 
 slot_type cluster::slot_of(std::string_view key) const noexcept { return hash_slot(key); }
 
-slot_type cluster::a_slot_of(node_id node) const noexcept {
-  auto const it = std::find(slots_.begin(), slots_.end(), node);
-  return it == slots_.end() ? 0 : static_cast<slot_type>(it - slots_.begin());
-}
-
 bool cluster::connected(slot_type slot) const noexcept {
-  if (slots_[slot] == no_node) return false;
-  auto const& n = *nodes_[slots_[slot]];
+  if (map_.node_of(slot) == no_node) return false;
+  auto const& n = *nodes_[map_.node_of(slot)];
   return n.conn && n.conn->is_ready();
 }
 
 io::connection& cluster::conn_of(slot_type slot) {
-  node_id const id = slots_[slot];
+  node_id const id = map_.node_of(slot);
   if (!nodes_[id]->conn) start_node(id);
   return *nodes_[id]->conn;
 }
@@ -104,11 +84,11 @@ void cluster::await_map(std::chrono::milliseconds wait, asio::any_completion_han
 void cluster::settle_awaiting_map() {
   auto const now = io::clock_type::now();
   for (auto& a : std::exchange(awaiting_map_, {})) {
-    if (!map_known_ && now < a.until) {
+    if (!map_.known() && now < a.until) {
       awaiting_map_.push_back(std::move(a));
       continue;
     }
-    std::move(a.go)(map_known_);
+    std::move(a.go)(map_.known());
   }
 }
 
@@ -187,7 +167,7 @@ void cluster::route(io::entry_ptr e, node_id to, bool asking) {
 
 // The slot is read before the entry moves (an argument's order of evaluation is unspecified).
 void cluster::route_to_its_slot(io::entry_ptr e) {
-  node_id const to = slots_[e->out.merge.slot];
+  node_id const to = map_.node_of(e->out.merge.slot);
   route(std::move(e), to, false);
 }
 
@@ -202,7 +182,7 @@ void cluster::exec(slot_type slot, io::outgoing out, io::late_reply_handler late
     });
     return;
   }
-  if (slots_[slot] != no_node) return conn_of(slot).exec(std::move(out), std::move(late), std::move(handler));
+  if (map_.node_of(slot) != no_node) return conn_of(slot).exec(std::move(out), std::move(late), std::move(handler));
   if (!out.opts.wait_for_connection) {
     return fail_unsent(std::move(handler), error::not_connected);
   }
@@ -240,20 +220,14 @@ bool cluster::on_redirect(node_id from, io::entry_ptr const& e) {
     want_refresh(redirect_pause * e->redirects);
     return true;
   }
-  auto const first_space = text.find(' ');
-  auto const second_space = text.find(' ', first_space + 1);
-  if (first_space == std::string_view::npos || second_space == std::string_view::npos) return false;
-  unsigned slot = 0;
-  auto const slot_text = text.substr(first_space + 1, second_space - first_space - 1);
-  auto const [end, ec] = std::from_chars(slot_text.data(), slot_text.data() + slot_text.size(), slot);
-  auto const to = parse_address(text.substr(second_space + 1), nodes_[from]->at);
-  if (ec != std::errc{} || slot >= cluster_slots || !to) return false;
-  node_id const id = find_or_add(*to);
-  if (code == error::moved) {
-    bool const changed = slots_[slot] != no_node && slots_[slot] != id;
+  auto const redirect = read_redirect(text, nodes_[from]->at);
+  if (!redirect) return false;
+  node_id const id = find_or_add(redirect->to);
+  if (!redirect->ask) {
+    bool changed = false;
     {
       std::lock_guard const lock{nodes_mutex_};
-      slots_[slot] = id;
+      changed = map_.move(redirect->slot, id);
     }
     if (changed && events_.master_changed) events_.master_changed();
     informed_ = id;
@@ -271,7 +245,7 @@ bool cluster::on_redirect(node_id from, io::entry_ptr const& e) {
     want_refresh(redirect_pause * e->redirects);
     return true;
   }
-  route(e, id, code == error::ask);
+  route(e, id, redirect->ask);
   return true;
 }
 
@@ -284,7 +258,7 @@ void cluster::subscribe(bool on, slot_type slot, std::vector<std::string> channe
 // again on the slot's node once the map was loaded again, a few times at most.
 void cluster::subscribe_on_owner(bool on, slot_type slot, std::vector<std::string> channels,
                                  asio::any_completion_handler<void(error_code)> handler, unsigned attempt) {
-  if (on && slots_[slot] == no_node) {
+  if (on && map_.node_of(slot) == no_node) {
     auto again = [self = shared_from_this(), slot, channels = std::move(channels), handler = std::move(handler),
                   attempt](bool known) mutable {
       if (!known) return std::move(handler)(error_code{error::not_connected});
@@ -293,7 +267,7 @@ void cluster::subscribe_on_owner(bool on, slot_type slot, std::vector<std::strin
     return await_map(cfg_.connection_wait_limit, std::move(again));
   }
   // Unsubscribed where it was subscribed, which may be the slot's former node.
-  node_id id = slots_[slot];
+  node_id id = map_.node_of(slot);
   for (auto const& c : channels) {
     if (on) {
       channels_[c] = id;
@@ -356,7 +330,7 @@ asio::awaitable<void> cluster::refresh_loop() {
 
 // CLUSTER SHARDS from the first node that answers: masters first, then any other connected node;
 // with none connected, the known nodes are connected to for the next try.
-asio::awaitable<std::optional<std::vector<cluster::shard>>> cluster::load_shards() {
+asio::awaitable<std::optional<std::vector<shard>>> cluster::load_shards() {
   std::vector<std::pair<node_id, std::shared_ptr<io::connection>>> asked;
   // The node a MOVED named alone, once connected: it has taken the slot, and others may not have
   // heard yet (their stale answer would send requests back to where the MOVED came from).
@@ -391,7 +365,7 @@ asio::awaitable<std::optional<std::vector<cluster::shard>>> cluster::load_shards
       co_await timer.async_wait(tuple_token);
     };
     auto outcome = co_await (ask(conn, std::move(req)) || timeout(group_->io_executor()));
-    std::string const where = fmt::format("{}:{}", nodes_[id]->at.host, nodes_[id]->at.port);
+    std::string const where = address_text(nodes_[id]->at);
     if (outcome.index() == 1) {
       set_map_failure(where + ": CLUSTER SHARDS: no answer within 1 s");
       continue;
@@ -401,18 +375,11 @@ asio::awaitable<std::optional<std::vector<cluster::shard>>> cluster::load_shards
       set_map_failure(fmt::format("{}: CLUSTER SHARDS: {}", where, ec ? ec.message() : "no reply"));
       continue;
     }
-    auto const& reply = replies.front();
-    if (reply.is_error()) {
-      // A server that is no cluster node will not become one: the client stops and says so.
-      std::string_view const text = reply.text();
-      std::string_view const not_a_cluster =
-          text.find("cluster support disabled") != std::string_view::npos ? "it is not a cluster node: use redis:// for one server"
-          : text.find("unknown command") != std::string_view::npos
-              ? "it knows no CLUSTER command: is it a Sentinel? use redis-sentinel://"
-              : "";
-      set_map_failure(fmt::format("{}: CLUSTER SHARDS: {}{}{}{}", where, text, not_a_cluster.empty() ? "" : " (",
-                                 not_a_cluster, not_a_cluster.empty() ? "" : ")"));
-      if (!not_a_cluster.empty()) {
+    auto answer = read_shards(replies.front(), cfg_.tls, nodes_[id]->at.host);
+    if (answer.shards.empty()) {
+      set_map_failure(fmt::format("{}: CLUSTER SHARDS: {}", where, answer.failure));
+      if (answer.not_a_cluster) {
+        // It will not become one: the client stops and says so.
         run_error_ = error::handshake_failed;
         if (events_.event) events_.event(event_kind::connect_failed, event_level::error, error::handshake_failed, last_failure());
         stop();
@@ -420,61 +387,24 @@ asio::awaitable<std::optional<std::vector<cluster::shard>>> cluster::load_shards
       }
       continue;
     }
-    std::vector<shard> shards;
-    for (auto const& s : reply.elements()) {
-      shard out;
-      if (auto const* slots = s.field("slots")) {
-        auto const e = slots->elements();
-        for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
-          out.ranges.emplace_back(static_cast<slot_type>(e[i].integer()), static_cast<slot_type>(e[i + 1].integer()));
-        }
-      }
-      auto const* members = s.field("nodes");
-      if (members == nullptr || out.ranges.empty()) continue;
-      for (auto const& m : members->elements()) {
-        if (m.field_text("role") != "master") continue;
-        std::string_view host = m.field_text("endpoint");
-        if (host.empty() || host == "?") host = m.field_text("ip");
-        auto const* port = m.field(cfg_.tls ? "tls-port" : "port");
-        if (port == nullptr || port->kind() != resp::type::integer) continue;
-        out.master = {host.empty() ? nodes_[id]->at.host : std::string{host}, static_cast<std::uint16_t>(port->integer())};
-        shards.push_back(std::move(out));
-        break;
-      }
-    }
-    if (shards.empty()) {
-      set_map_failure(where + ": CLUSTER SHARDS: no shard serves a slot");
-      continue;
-    }
     set_map_failure({});
     informed_ = no_node;
-    co_return shards;
+    co_return std::move(answer.shards);
   }
   co_return std::nullopt;
 }
 
 void cluster::apply(std::vector<shard> const& shards) {
-  std::set<node_id> masters;
-  auto slots = slots_;
-  for (auto const& s : shards) {
-    node_id const id = find_or_add(s.master);
-    masters.insert(id);
-    for (auto const& [first, last] : s.ranges) {
-      for (slot_type slot = first; slot <= last && slot < cluster_slots; ++slot) slots[slot] = id;
-    }
-  }
+  std::vector<node_id> masters;
+  for (auto const& s : shards) masters.push_back(find_or_add(s.master));
   bool changed = false;
-  for (slot_type slot = 0; slot < cluster_slots && !changed; ++slot) {
-    changed = slots_[slot] != no_node && slots[slot] != slots_[slot];
-  }
   {
     std::lock_guard const lock{nodes_mutex_};
-    slots_ = std::move(slots);
+    changed = map_.update(shards, masters);
   }
-  map_known_ = true;
   if (changed && events_.master_changed) events_.master_changed();
   for (node_id id = 0; id < nodes_.size(); ++id) {
-    nodes_[id]->master = masters.contains(id);
+    nodes_[id]->master = std::ranges::find(masters, id) != masters.end();
     if (nodes_[id]->master && !nodes_[id]->conn) start_node(id);
   }
   // Requests that wait on a node for a slot it no longer serves go to the slot's node now.
@@ -492,9 +422,8 @@ void cluster::apply(std::vector<shard> const& shards) {
 // Channels whose slot is now served by another node (or whose node dropped them) are subscribed
 // there, and its waiters woken: a message may have been missed while they moved.
 void cluster::reconcile_channels() {
-  std::set<node_id> woken;
   for (auto& [channel, on] : channels_) {
-    node_id const owner = slots_[hash_slot(channel)];
+    node_id const owner = map_.node_of(hash_slot(channel));
     if (owner == on || owner == no_node) continue;
     if (on != no_node && nodes_[on]->conn) nodes_[on]->conn->forget_channel(channel);
     on = owner;
@@ -568,14 +497,7 @@ io::connection_stats cluster::stats() const noexcept {
   std::lock_guard const lock{nodes_mutex_};
   for (auto const& n : nodes_) {
     if (!n->conn) continue;
-    auto const s = n->conn->stats();
-    sum.connects += s.connects;
-    sum.connect_attempts += s.connect_attempts;
-    sum.writes += s.writes;
-    sum.requests_written += s.requests_written;
-    sum.reply_spin_hits += s.reply_spin_hits;
-    sum.reply_spin_misses += s.reply_spin_misses;
-    sum.health_pings += s.health_pings;
+    sum += n->conn->stats();
   }
   return sum;
 }
@@ -597,9 +519,8 @@ std::string cluster::last_failure() const {
 
 std::string cluster::address_of(slot_type slot) const {
   std::lock_guard const lock{nodes_mutex_};
-  if (slots_[slot] == no_node) return {};  // not known yet
-  auto const& at = nodes_[slots_[slot]]->at;
-  return fmt::format("{}:{}", at.host, at.port);
+  if (map_.node_of(slot) == no_node) return {};  // not known yet
+  return address_text(nodes_[map_.node_of(slot)]->at);
 }
 
 }  // namespace redisync::detail::routing

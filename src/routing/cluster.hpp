@@ -1,12 +1,13 @@
 #pragma once
 
-// Redis Cluster: one connection per master, all on one strand; the slot map from CLUSTER SHARDS,
-// loaded at start and again after a MOVED, a reconnect or a node going down; MOVED, ASK and
-// READONLY replies followed (io's redirect hook), TRYAGAIN and CLUSTERDOWN resent with backoff
-// like LOADING (the multiplexer's transient retry); channels over sharded pub/sub on the node of
-// their slot, moved when the slot moves.
+// Redis Cluster: one connection per master, all on one strand; the slot map (routing/cluster_map,
+// sans-io) from CLUSTER SHARDS, loaded at start and again after a MOVED, a reconnect or a node
+// going down; MOVED, ASK and READONLY replies followed (io's redirect hook), TRYAGAIN and
+// CLUSTERDOWN resent with backoff like LOADING (the multiplexer's transient retry); channels over
+// sharded pub/sub on the node of their slot, moved when the slot moves.
 
 #include "io/connection_group.hpp"
+#include "routing/cluster_map.hpp"
 #include "routing/router.hpp"
 
 #include <boost/asio/steady_timer.hpp>
@@ -29,22 +30,14 @@ class cluster final : public router, public std::enable_shared_from_this<cluster
   cluster(private_tag, io::connection::executor_type ex, config cfg, router_events events);
   ~cluster() override;
 
-  io::connection::executor_type strand() const noexcept override { return group_->executor(); }
-  io::connection::executor_type io_executor() const noexcept override { return group_->io_executor(); }
+  io::connection_group& group() const noexcept override { return *group_; }
   slot_type slot_of(std::string_view key) const noexcept override;
-  node_id node_of(slot_type slot) const noexcept override { return slots_[slot]; }
-  slot_type a_slot_of(node_id node) const noexcept override;
+  node_id node_of(slot_type slot) const noexcept override { return map_.node_of(slot); }
+  slot_type a_slot_of(node_id node) const noexcept override { return map_.a_slot_of(node); }
   bool connected(slot_type slot) const noexcept override;
 
   void exec(slot_type slot, io::outgoing out, io::late_reply_handler late,
             boost::asio::any_completion_handler<void(io::error_code, io::response)> handler) override;
-  void hold_writes() noexcept override { group_->hold_writes(); }
-  void release_writes() override { group_->release_writes(); }
-  void begin_arrival() noexcept override { group_->begin_arrival(); }
-  void end_arrival() override { group_->end_arrival(); }
-  bool arriving() const noexcept override { return group_->arriving(); }
-  bool on_strand() const noexcept override { return group_->on_strand(); }
-  std::shared_ptr<io::delivery> const& completions() const noexcept override { return group_->completions(); }
   void subscribe(bool on, slot_type slot, std::vector<std::string> channels,
                  boost::asio::any_completion_handler<void(io::error_code)> handler) override;
   void run(boost::asio::any_completion_handler<void(io::error_code)> handler) override;
@@ -55,7 +48,7 @@ class cluster final : public router, public std::enable_shared_from_this<cluster
   std::string address_of(slot_type slot) const override;
 
  private:
-  static constexpr node_id no_node = ~node_id{0};
+  static constexpr node_id no_node = slot_map::no_node;
 
   struct node {
     node_address at;
@@ -63,10 +56,6 @@ class cluster final : public router, public std::enable_shared_from_this<cluster
     // replaced; the old one lives on while a load of the map may still use it.
     std::shared_ptr<io::connection> conn;
     bool master = false;  // serves slots in the current map
-  };
-  struct shard {
-    std::vector<std::pair<slot_type, slot_type>> ranges;
-    node_address master;
   };
 
   io::connection& conn_of(slot_type slot);
@@ -93,11 +82,10 @@ class cluster final : public router, public std::enable_shared_from_this<cluster
   config cfg_;
   router_events events_;
   std::shared_ptr<io::connection_group> group_;
-  // nodes_ and slots_ change on the strand (under it); stats() and address_of() read them anywhere.
+  // nodes_ and map_ change on the strand (under it); stats() and address_of() read them anywhere.
   mutable std::mutex nodes_mutex_;
   std::vector<std::unique_ptr<node>> nodes_;  // by node_id; an id stays with its address
-  std::vector<node_id> slots_;                // the master of each slot, as last known (no_node: not known)
-  bool map_known_ = false;                    // a map was loaded
+  slot_map map_;
   node_id informed_ = no_node;  // named by the last MOVED: the one asked for the map
   unsigned informed_tries_ = 0;
   // Channels the layer above wants, by the node they are subscribed on.

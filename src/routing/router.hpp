@@ -7,6 +7,7 @@
 #include <redisync/config.hpp>
 
 #include "io/connection.hpp"
+#include "io/connection_group.hpp"
 
 #include <boost/asio/any_completion_handler.hpp>
 
@@ -35,9 +36,9 @@ class router {
  public:
   virtual ~router() = default;
 
-  // The strand the client's state lives on, and the executor under it (for timers).
-  virtual io::connection::executor_type strand() const noexcept = 0;
-  virtual io::connection::executor_type io_executor() const noexcept = 0;
+  // The group of the connections: the strand the client's state lives on (executor()) and the
+  // executor under it (for timers), writes held to go out together, arrivals, completions.
+  virtual io::connection_group& group() const noexcept = 0;
 
   virtual slot_type slot_of(std::string_view key) const noexcept = 0;
   virtual node_id node_of(slot_type slot) const noexcept = 0;
@@ -48,18 +49,6 @@ class router {
 
   virtual void exec(slot_type slot, io::outgoing out, io::late_reply_handler late,
                     boost::asio::any_completion_handler<void(io::error_code, io::response)> handler) = 0;
-  // On the strand: requests made until the matching release_writes() go out together, one write
-  // per node, where adjacent calls of one script merge (io::connection::hold_writes). Holds nest.
-  virtual void hold_writes() noexcept = 0;
-  virtual void release_writes() = 0;
-  // From any thread, work on its way to the strand that may make requests: see
-  // io::connection::begin_arrival. end_arrival() on the strand, after the work.
-  virtual void begin_arrival() noexcept = 0;
-  virtual void end_arrival() = 0;
-  virtual bool arriving() const noexcept = 0;
-  virtual bool on_strand() const noexcept = 0;
-  // Hands the application's completions out of the strand (io/delivery.hpp).
-  virtual std::shared_ptr<io::delivery> const& completions() const noexcept = 0;
   // Channels of one slot: pub/sub of a lock goes where its keys are.
   virtual void subscribe(bool on, slot_type slot, std::vector<std::string> channels,
                          boost::asio::any_completion_handler<void(io::error_code)> handler) = 0;

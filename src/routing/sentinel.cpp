@@ -1,8 +1,8 @@
 #include "routing/sentinel.hpp"
 
-#include "io/stream.hpp"
-
-#include <redisync/resp/parser.hpp>
+#include "address.hpp"
+#include "io/exchange.hpp"
+#include "routing/sentinel_answer.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_executor.hpp>
@@ -14,7 +14,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <charconv>
 #include <mutex>
 
 namespace redisync::detail::routing {
@@ -28,15 +27,6 @@ namespace {
 constexpr auto tuple_token = asio::as_tuple(asio::deferred);
 // A Sentinel that does not answer within this is passed over for the next.
 constexpr std::chrono::milliseconds longest_sentinel_wait{1000};
-
-std::string address_text(node_address const& at) { return fmt::format("{}:{}", at.host, at.port); }
-
-std::optional<std::uint16_t> port_of(std::string_view text) {
-  unsigned v = 0;
-  auto const [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc{} || end != text.data() + text.size() || v == 0 || v > 65535) return std::nullopt;
-  return static_cast<std::uint16_t>(v);
-}
 
 asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
   asio::steady_timer timer{co_await asio::this_coro::executor, d};
@@ -101,7 +91,7 @@ asio::awaitable<std::tuple<error_code, std::string, std::uint16_t>> sentinel::re
   co_return std::move(std::get<0>(outcome));
 }
 
-// AUTH (the Sentinels' own password), the master's address and the other Sentinels, in one write.
+// The Sentinels' own AUTH, the master's address and the other Sentinels, in one write.
 asio::awaitable<std::tuple<error_code, std::string, std::uint16_t>> sentinel::resolver::exchange(
     io::stream& s, config const& sc, node_address const& at) {
   auto fail = [&](std::string_view why) {
@@ -109,49 +99,14 @@ asio::awaitable<std::tuple<error_code, std::string, std::uint16_t>> sentinel::re
                       std::uint16_t{0}};
   };
   if (auto ec = co_await s.connect(sc)) co_return fail(fmt::format("{}: {}", s.step(), ec.message()));
-  resp::request req;
-  bool const auth = !sc.password.empty();
-  if (auth && sc.username.empty()) req.push("AUTH", sc.password);
-  if (auth && !sc.username.empty()) req.push("AUTH", sc.username, sc.password);
-  req.push("SENTINEL", "GET-MASTER-ADDR-BY-NAME", cfg.sentinel_master_name);
-  req.push("SENTINEL", "SENTINELS", cfg.sentinel_master_name);
-  std::string const payload = std::move(req).take_payload();
-  auto [wec, written] = co_await asio::async_initiate<decltype(tuple_token), void(error_code, std::size_t)>(
-      [&s, &payload](auto handler) { s.async_write(asio::buffer(payload), std::move(handler)); }, tuple_token);
-  if (wec) co_return fail(fmt::format("write: {}", wec.message()));
-  resp::parser parser;
-  std::vector<resp::value> replies;
-  std::size_t const expected = auth ? 3 : 2;
-  std::vector<char> buffer(4096);
-  while (replies.size() < expected) {
-    auto [rec, n] = co_await s.read_some(asio::buffer(buffer));
-    if (rec) co_return fail(fmt::format("read: {}", rec.message()));
-    std::string_view bytes{buffer.data(), n};
-    while (!bytes.empty()) {
-      error_code pec;
-      bytes.remove_prefix(parser.feed(bytes, pec));
-      if (pec) co_return fail("it does not speak RESP (is it a Sentinel?)");
-      if (!parser.has_value()) break;
-      replies.push_back(parser.take_value());
-    }
-  }
-  if (auth && replies[0].is_error()) co_return fail(fmt::format("AUTH refused: {}", replies[0].text()));
-  auto const& master = replies[auth ? 1 : 0];
-  if (master.is_error()) co_return fail(fmt::format("{} (is it a Sentinel?)", master.text()));
-  auto const e = master.elements();
-  if (master.is_null() || e.size() != 2 || !e[0].is_string() || !e[1].is_string()) {
-    co_return fail(fmt::format("it knows no master named '{}'", cfg.sentinel_master_name));
-  }
-  auto const port = port_of(e[1].text());
-  if (!port) co_return fail(fmt::format("it named the port '{}'", e[1].text()));
-  std::vector<node_address> others;
-  for (auto const& other : replies[auth ? 2 : 1].elements()) {
-    if (auto const p = port_of(other.field_text("port")); p && !other.field_text("ip").empty()) {
-      others.push_back({std::string{other.field_text("ip")}, *p});
-    }
-  }
-  learn(at, others);
-  co_return std::tuple{error_code{}, std::string{e[0].text()}, *port};
+  auto question = ask_sentinel(sc, cfg.sentinel_master_name);
+  auto const replies = question.replies;
+  auto result = co_await io::exchange(s, std::move(question.request).take_payload(), replies);
+  if (!result.failure.empty()) co_return fail(result.not_resp ? result.failure + " (is it a Sentinel?)" : result.failure);
+  auto answer = read_sentinel_answer(question, result.replies, cfg.sentinel_master_name);
+  if (!answer.master) co_return fail(answer.failure);
+  learn(at, answer.others);
+  co_return std::tuple{error_code{}, std::move(answer.master->host), answer.master->port};
 }
 
 void sentinel::resolver::learn(node_address const& answered, std::vector<node_address> const& others) {
@@ -167,11 +122,7 @@ void sentinel::resolver::learn(node_address const& answered, std::vector<node_ad
 io::connection_events sentinel::switch_master_watch(std::shared_ptr<resolver> const& r) {
   io::connection_events events;
   events.push = [r](resp::value const& v) {
-    // ["message", "+switch-master", "<name> <old ip> <old port> <new ip> <new port>"]
-    auto const e = v.elements();
-    if (e.size() != 3 || !e[2].is_string()) return;
-    std::string_view const text = e[2].text();
-    if (text.substr(0, text.find(' ')) != r->cfg.sentinel_master_name) return;
+    if (!announces_new_master(v, r->cfg.sentinel_master_name)) return;
     if (auto* conn = r->data.load()) conn->reconnect("a Sentinel announced a new master (+switch-master)");
   };
   return events;

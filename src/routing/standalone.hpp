@@ -13,8 +13,7 @@ class standalone : public router {
   standalone(io::connection::executor_type ex, config cfg, router_events events, io::node_options node = {},
              std::function<bool(io::entry_ptr const&)> redirect = {});
 
-  io::connection::executor_type strand() const noexcept override { return conn_.get_executor(); }
-  io::connection::executor_type io_executor() const noexcept override { return conn_.io_executor(); }
+  io::connection_group& group() const noexcept override { return conn_.group(); }
   slot_type slot_of(std::string_view) const noexcept override { return 0; }
   node_id node_of(slot_type) const noexcept override { return 0; }
   slot_type a_slot_of(node_id) const noexcept override { return 0; }
@@ -22,13 +21,6 @@ class standalone : public router {
 
   void exec(slot_type slot, io::outgoing out, io::late_reply_handler late,
             boost::asio::any_completion_handler<void(io::error_code, io::response)> handler) override;
-  void hold_writes() noexcept override { conn_.hold_writes(); }
-  void release_writes() override { conn_.release_writes(); }
-  void begin_arrival() noexcept override { conn_.begin_arrival(); }
-  void end_arrival() override { conn_.end_arrival(); }
-  bool arriving() const noexcept override { return conn_.arriving(); }
-  bool on_strand() const noexcept override { return conn_.on_strand(); }
-  std::shared_ptr<io::delivery> const& completions() const noexcept override { return conn_.completions(); }
   void subscribe(bool on, slot_type slot, std::vector<std::string> channels,
                  boost::asio::any_completion_handler<void(io::error_code)> handler) override;
   void run(boost::asio::any_completion_handler<void(io::error_code)> handler) override;

@@ -35,7 +35,7 @@ class subscription_io {
 class router_subscription_io final : public subscription_io {
  public:
   explicit router_subscription_io(routing::router& r) : router_{r} {}
-  boost::asio::any_io_executor strand() const override { return router_.strand(); }
+  boost::asio::any_io_executor strand() const override { return router_.group().executor(); }
   void subscribe(bool on, routing::slot_type slot, std::vector<std::string> channels,
                  boost::asio::any_completion_handler<void(io::error_code)> handler) override {
     router_.subscribe(on, slot, std::move(channels), std::move(handler));

@@ -88,7 +88,7 @@ client_core::client_core(private_tag, asio::any_io_executor ex, config cfg)
               .master_changed = [self = self_] {
                 if (auto core = self->lock()) core->on_master_changed();
               }})},
-      strand_{router_->strand()},
+      strand_{router_->group().executor()},
       runner_{*router_, [self = self_]() -> std::shared_ptr<void> { return self->lock(); },
               cfg_.mode == topology::cluster},
       channels_{subscription_io_, cfg_.subscription_linger, [self = self_]() -> std::shared_ptr<void> { return self->lock(); }},
@@ -122,20 +122,20 @@ void client_core::send(script const& s, routing::slot_type slot, io::outgoing ou
 // one system call and one script call each. It runs after the work on its way to the strand
 // (tasks resumed together ask together), yielding to it a few times at most.
 void client_core::defer(std::function<void()> f) {
-  router_->hold_writes();
+  router_->group().hold_writes();
   run_after_arrivals(std::move(f), 4);
 }
 
 void client_core::run_after_arrivals(std::function<void()> f, int yields) {
   asio::post(strand_, [self = shared_from_this(), f = std::move(f), yields]() mutable {
-    if (yields > 0 && self->router_->arriving()) return self->run_after_arrivals(std::move(f), yields - 1);
+    if (yields > 0 && self->router_->group().arriving()) return self->run_after_arrivals(std::move(f), yields - 1);
     f();
-    self->router_->release_writes();
+    self->router_->group().release_writes();
   });
 }
 
 std::unique_ptr<alarm> client_core::make_alarm(std::function<void()> ring) {
-  return std::make_unique<timer_alarm>(router_->io_executor(), strand_, std::move(ring));
+  return std::make_unique<timer_alarm>(router_->group().io_executor(), strand_, std::move(ring));
 }
 
 // ------------------------------------------------------------------------------ work in progress
@@ -442,25 +442,21 @@ std::vector<std::shared_ptr<hold_state>> client_core::active_holds() const {
   return out;
 }
 
-client_stats client_core::stats() const {
-  auto const io = router_->stats();
-  return {holds_count_,        waiters_,     channels_.count(), leases_.renewals(), leases_.renewal_calls(),
-          handoffs,            io.connects,  io.writes,         io.requests_written, io.reply_spin_hits,
-          io.reply_spin_misses};
-}
-
 metrics_snapshot client_core::take_metrics() const {
   auto out = metrics_.snapshot();
-  auto const now = stats();
-  out.renewal_calls = now.renewal_batches;
-  out.renewed_holds = now.renewals;
-  out.holds = now.holds;
-  out.waiters = now.waiters;
-  out.subscriptions = now.subscriptions;
-  out.connects = now.connects;
-  out.round_trips = now.requests_written;
-  out.socket_writes = now.socket_writes;
+  auto const io = router_->stats();
+  out.renewal_calls = leases_.renewal_calls();
+  out.renewed_holds = leases_.renewals();
+  out.holds = holds_count_;
+  out.waiters = waiters_;
+  out.subscriptions = channels_.count();
+  out.connects = io.connects;
+  out.round_trips = io.requests_written;
+  out.socket_writes = io.writes;
   out.script_loads = runner_.loads_sent();
+  out.reply_spin_hits = io.reply_spin_hits;
+  out.reply_spin_misses = io.reply_spin_misses;
+  out.handoffs = handoffs;
   return out;
 }
 

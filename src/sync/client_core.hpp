@@ -4,7 +4,9 @@
 // registry and wait queues, the watchdog's lease registry, unsettled keys and the table of holds.
 // Every primitive's operations run against it; it is the host of their acquire loops.
 
-#include <redisync/client.hpp>
+#include <redisync/config.hpp>
+#include <redisync/event.hpp>
+#include <redisync/metrics.hpp>
 #include "io/pending_handler.hpp"
 
 #include "script/runner.hpp"
@@ -122,11 +124,11 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   // Runs `f` on the strand (io::hop_in).
   template <class F>
   void to_strand(F f) {
-    if (router_->on_strand()) return f();
+    if (router_->group().on_strand()) return f();
     io::hop_in(shared_from_this(), strand_, *homes_.delivery, std::move(f));
   }
-  void begin_arrival() noexcept { router_->begin_arrival(); }
-  void end_arrival() { router_->end_arrival(); }
+  void begin_arrival() noexcept { router_->group().begin_arrival(); }
+  void end_arrival() { router_->group().end_arrival(); }
   // With config::own_thread: lets its work finish within `limit`, then joins it.
   void finish_own_thread(std::chrono::milliseconds limit) {
     if (own_thread_) own_thread_->finish(limit);
@@ -181,7 +183,6 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   void begin_shutdown();
   // Every hold of this client that is not lost.
   std::vector<std::shared_ptr<hold_state>> active_holds() const;
-  client_stats stats() const;
   metrics::metrics_registry& metrics() override { return metrics_; }
   metrics_snapshot take_metrics() const;
 
@@ -215,8 +216,8 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   boost::asio::any_io_executor application_;
   std::shared_ptr<routing::router> router_;
   boost::asio::any_io_executor strand_;
-  completion_homes const homes_{strand_, application_, router_->completions(),
-                                application_ == router_->io_executor()};  // see pending_handler
+  completion_homes const homes_{strand_, application_, router_->group().completions(),
+                                application_ == router_->group().io_executor()};  // see pending_handler
   script_runner runner_;
   runner_renewal_io renewal_io_{runner_};
   router_subscription_io subscription_io_{*router_};

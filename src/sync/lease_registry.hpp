@@ -66,7 +66,7 @@ class renewal_io {
 class runner_renewal_io final : public renewal_io {
  public:
   explicit runner_renewal_io(script_runner& runner) : runner_{runner} {}
-  boost::asio::any_io_executor strand() const override { return runner_.router().strand(); }
+  boost::asio::any_io_executor strand() const override { return runner_.router().group().executor(); }
   bool connected(routing::slot_type slot) const override { return runner_.router().connected(slot); }
   boost::asio::awaitable<std::tuple<io::error_code, resp::value>> run(script const& s, routing::slot_type slot,
                                                                     script_args args,

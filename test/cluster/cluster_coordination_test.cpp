@@ -80,7 +80,7 @@ BOOST_AUTO_TEST_CASE(a_multi_lock_over_every_master_excludes_another_client_and_
     }
     std::vector<std::string> reversed{names.rbegin(), names.rend()};
     auto const waiter = multi_in_background(ctx, them.locks(reversed));
-    co_await redisync::test::wait_until([&] { return other->stats().waiters == 1; }, 5s);
+    co_await redisync::test::wait_until([&] { return other->metrics().waiters == 1; }, 5s);
     co_await mine.release(asio::use_awaitable);
     BOOST_TEST_REQUIRE(co_await waiter->done.wait(5s));
     BOOST_TEST_REQUIRE(waiter->held.has_value());
@@ -108,7 +108,7 @@ BOOST_AUTO_TEST_CASE(elections_on_every_master_hand_over_and_are_observed_from_a
         BOOST_TEST(seen_first.term == first.token());
         auto const there = other->election(name);
         auto const candidate = campaign_in_background(ctx, there);
-        co_await redisync::test::wait_until([&] { return other->stats().waiters == 1; }, 5s);
+        co_await redisync::test::wait_until([&] { return other->metrics().waiters == 1; }, 5s);
         co_await here.resign(first, asio::use_awaitable);
         BOOST_TEST_REQUIRE(co_await candidate->done.wait(5s));
         auto& second = candidate->leadership;

@@ -86,7 +86,7 @@ BOOST_AUTO_TEST_CASE(every_semaphore_wakes_another_clients_waiter_on_every_maste
         nodes.insert(c.node_of(name));
         auto const theirs = fair ? other->new_owner().fair_permits(name) : other->new_owner().permits(name);
         auto waiter = wait_for_permit(ctx, theirs);
-        auto const waits = [&] { return other->stats().waiters == 1; };
+        auto const waits = [&] { return other->metrics().waiters == 1; };
         co_await redisync::test::wait_until(waits, 5s);
         co_await held_now.release(asio::use_awaitable);
         BOOST_TEST_INFO("permits on " << name << (fair ? " (fair)" : ""));
@@ -99,7 +99,7 @@ BOOST_AUTO_TEST_CASE(every_semaphore_wakes_another_clients_waiter_on_every_maste
       co_await mine.try_set_permits(1, asio::use_awaitable);
       co_await mine.acquire(1, asio::use_awaitable);
       auto waiter = wait_for_semaphore(ctx, other->new_owner().semaphore(name));
-      auto const waits = [&] { return other->stats().waiters == 1; };
+      auto const waits = [&] { return other->metrics().waiters == 1; };
       co_await redisync::test::wait_until(waits, 5s);
       auto const released = std::chrono::steady_clock::now();
       co_await mine.release(1, asio::use_awaitable);
@@ -125,7 +125,7 @@ BOOST_AUTO_TEST_CASE(a_latch_opened_by_one_client_wakes_another_clients_waiters_
       auto const mine = c.latch(name);
       BOOST_TEST(co_await mine.try_set_count(1, asio::use_awaitable));
       auto waiter = wait_for_latch(ctx, other->latch(name));
-      auto const waits = [&] { return other->stats().waiters == 1; };
+      auto const waits = [&] { return other->metrics().waiters == 1; };
       co_await redisync::test::wait_until(waits, 5s);
       auto const opened = std::chrono::steady_clock::now();
       BOOST_TEST(co_await mine.count_down(asio::use_awaitable) == 0);

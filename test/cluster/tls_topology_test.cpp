@@ -41,7 +41,7 @@ BOOST_AUTO_TEST_CASE(every_kind_works_on_a_cluster_over_tls) {
       // Released with a waiter of another owner: its wake-up comes over the TLS connection.
       auto const waiter_kind = kind == lock_kind::read ? lock_kind::write : kind;
       redisync::test::background_acquire waiter{ctx, redisync::test::lock_of_kind(other, waiter_kind, name)};
-      auto waits = [&] { return c.stats().waiters == 1; };
+      auto waits = [&] { return c.metrics().waiters == 1; };
       co_await redisync::test::wait_until(waits, 5s);
       co_await h.release(asio::use_awaitable);
       BOOST_TEST_REQUIRE(co_await waiter.wait(5s));
@@ -68,7 +68,7 @@ BOOST_AUTO_TEST_CASE(sentinels_and_the_master_over_tls_through_a_failover) {
       auto h = co_await me.lock("tls-sentinel").acquire(asio::use_awaitable);
       BOOST_TEST(c.node_of("tls-sentinel") == master);
       redisync::test::background_acquire waiter{ctx, other.lock("tls-sentinel")};
-      auto waits = [&] { return c.stats().waiters == 1; };
+      auto waits = [&] { return c.metrics().waiters == 1; };
       co_await redisync::test::wait_until(waits, 5s);
       co_await h.release(asio::use_awaitable);
       BOOST_TEST_REQUIRE(co_await waiter.wait(5s));
@@ -76,9 +76,9 @@ BOOST_AUTO_TEST_CASE(sentinels_and_the_master_over_tls_through_a_failover) {
       BOOST_TEST(waiter.result()->token() > h.token());
       co_await waiter.result()->release(asio::use_awaitable);
       if (round == 0) {
-        auto const connects = c.stats().connects;
+        auto const connects = c.metrics().connects;
         set.failover();
-        co_await redisync::test::wait_until([&] { return c.stats().connects > connects; }, 10s);
+        co_await redisync::test::wait_until([&] { return c.metrics().connects > connects; }, 10s);
       }
     }
   }, std::chrono::seconds{90});

@@ -233,7 +233,7 @@ BOOST_AUTO_TEST_CASE(a_release_whose_script_cannot_be_loaded_leaves_its_hand_off
         };
         asio::co_spawn(ctx, wait, asio::detached);
         auto asleep = [&] {
-          auto const stats = c.stats();
+          auto const stats = c.metrics();
           return stats.waiters == 1 && stats.subscriptions == 1;
         };
         co_await redisync::test::wait_until(asleep, 5s);
@@ -242,6 +242,42 @@ BOOST_AUTO_TEST_CASE(a_release_whose_script_cannot_be_loaded_leaves_its_hand_off
         BOOST_TEST(typed(rec), rec.message());
         BOOST_TEST_REQUIRE(co_await waited.wait(10s), "the hand-off waiter never finished");
         BOOST_TEST((*wait_took < 5s));
+        c.stop();
+        server.close();
+      },
+      std::chrono::seconds{30});
+}
+
+// The connection drops after SCRIPT LOAD was sent, before its reply (a load is idempotent): the
+// acquires waiting for the load are not failed as "may have run"; the load goes again once the
+// client has reconnected, and they go on (three acquires once failed so under connection kills).
+BOOST_AUTO_TEST_CASE(a_script_load_cut_off_by_a_dropped_connection_is_sent_again) {
+  int loads = 0;
+  bool loaded = false;
+  auto script = [&](std::vector<std::string> const& command) -> std::string {
+    std::string const& name = command.empty() ? std::string{} : command[0];
+    if (name == "HELLO") return fake_redis::hello_reply();
+    if (name == "SCRIPT") {
+      if (++loads == 1) return fake_redis::hang_up();
+      loaded = true;
+      return bulk(std::string(40, '0'));
+    }
+    if (name != "EVALSHA" && name != "EVAL") return "+OK\r\n";
+    if (name == "EVALSHA" && !loaded) return "-NOSCRIPT No matching script\r\n";
+    return bulk("1700000000000001");  // granted, fencing token
+  };
+  redisync::test::run_async(
+      [&](asio::io_context& ctx) -> asio::awaitable<void> {
+        fake_redis server{ctx.get_executor(), script};
+        auto cfg = redisync::config::from_url("redis://127.0.0.1:" + std::to_string(server.port()));
+        cfg.reconnect_delay_min = 5ms;
+        cfg.reconnect_delay_max = 20ms;
+        redisync::client c{ctx.get_executor(), cfg};
+        c.start();
+        auto [ec, h] = co_await c.new_owner().lock("loaded").try_acquire(5s, asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(!ec, ec.message());
+        BOOST_TEST(h.has_value());
+        BOOST_TEST(loads == 2);
         c.stop();
         server.close();
       },

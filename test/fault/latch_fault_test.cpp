@@ -32,7 +32,7 @@ BOOST_AUTO_TEST_CASE(a_restart_without_persistence_opens_the_latch_for_every_wai
     BOOST_TEST(co_await l.try_set_count(2, use_awaitable));
     std::vector<std::shared_ptr<redisync::test::background_wait>> waits;
     for (int i = 0; i < 3; ++i) waits.push_back(wait_in_background(ctx, l, 30s));
-    co_await wait_until([&] { return c->stats().waiters == 3; }, 5s);
+    co_await wait_until([&] { return c->metrics().waiters == 3; }, 5s);
     redis.kill_hard();
     redis.start();
     // The count is gone with the data: the first waiter's look after the reconnect finds the
@@ -54,7 +54,7 @@ BOOST_AUTO_TEST_CASE(a_stopped_server_holds_no_wait_past_its_bound_and_waiters_o
     auto const l = c->latch("latch:stopped");
     BOOST_TEST(co_await l.try_set_count(1, use_awaitable));
     auto const patient = wait_in_background(ctx, l, 60s);
-    co_await wait_until([&] { return c->stats().waiters == 1; }, 5s);
+    co_await wait_until([&] { return c->metrics().waiters == 1; }, 5s);
     redis.send_signal(SIGSTOP);
     auto const bounded_from = std::chrono::steady_clock::now();
     auto const bounded = wait_in_background(ctx, l, 1s);

@@ -85,7 +85,7 @@ BOOST_AUTO_TEST_CASE(a_redisson_clients_last_count_down_wakes_every_redisync_wai
     // Listening on Redisson's channel before the count reaches zero, so that the wake comes by
     // message.
     co_await wait_until([&] {
-      return c->stats().waiters == 3 &&
+      return c->metrics().waiters == 3 &&
              redisync::test::subscribers_of(redis, "redisson_countdownlatch__channel__{" + name + "}") > 0;
     }, 20s);
     counter.emplace("node", latch_peer({"count-down", port, name}), dir.path / "counter.out");

@@ -104,7 +104,7 @@ BOOST_AUTO_TEST_CASE(a_redisson_holder_of_every_permit_keeps_redisync_waiting_an
     });
     // Waiting on Redisson's channel before the permits come back, so that they come by message.
     co_await wait_until([&] {
-      return c->stats().waiters == 1 && redisync::test::subscribers_of(redis, "redisson_sc:{" + name + "}") > 0;
+      return c->metrics().waiters == 1 && redisync::test::subscribers_of(redis, "redisson_sc:{" + name + "}") > 0;
     }, 20s);
     peer->signal(SIGUSR2);
     BOOST_TEST_REQUIRE(co_await take->done.wait(15s));

@@ -108,10 +108,10 @@ BOOST_FIXTURE_TEST_CASE(a_reconnect_loads_no_script_the_server_still_has, lock_e
     redisync::script const add{"return redis.call('incrby', KEYS[1], ARGV[1])"};
     co_await c.eval(add, strings("n"), strings("1"), asio::use_awaitable);
     auto const loads_before = redisync::test::command_calls(redis, "script|load");
-    auto const connects_before = c.stats().connects;
+    auto const connects_before = c.metrics().connects;
     for (int i = 0; i < 3; ++i) {
       redis.command({"CLIENT", "KILL", "TYPE", "normal"});
-      auto const reconnected = [&] { return c.stats().connects >= connects_before + i + 1; };
+      auto const reconnected = [&] { return c.metrics().connects >= connects_before + i + 1; };
       co_await redisync::test::wait_until(reconnected, 5s);
       co_await c.eval(add, strings("n"), strings("1"), asio::use_awaitable);
     }
@@ -229,7 +229,7 @@ BOOST_FIXTURE_TEST_CASE(shutdown_releases_every_hold_fails_waiters_and_stops, lo
     auto b = co_await c.make_lock("s2").acquire(asio::use_awaitable);
     std::optional<error_code> waiter_error;
     c.make_lock("s2").acquire([&](error_code ec, held) { waiter_error = ec; });
-    co_await redisync::test::wait_until([&] { return c.stats().waiters == 1u; }, 5s);
+    co_await redisync::test::wait_until([&] { return c.metrics().waiters == 1u; }, 5s);
     auto [ec] = co_await c.shutdown(5s, tuple_awaitable);
     BOOST_TEST(!ec, ec.message());
     BOOST_TEST(redisync::test::lock_keys(redis).empty());
@@ -268,7 +268,7 @@ BOOST_AUTO_TEST_CASE(a_server_that_may_evict_lock_keys_is_reported_once_at_conne
     BOOST_TEST(warnings.front().find("allkeys-lru") != std::string::npos, warnings.front());
     // A reconnect with the same policy says nothing new.
     redis.command({"CLIENT", "KILL", "TYPE", "normal"});
-    co_await redisync::test::wait_until([&] { return c->stats().connects >= 2u; }, 5s);
+    co_await redisync::test::wait_until([&] { return c->metrics().connects >= 2u; }, 5s);
     co_await c->exec(request("PING"), asio::use_awaitable);
     BOOST_TEST(warnings.size() == 1u);
     co_await c.stop();

@@ -107,7 +107,7 @@ BOOST_FIXTURE_TEST_CASE(a_resignation_hands_over_to_the_next_candidate_with_a_la
     auto const same_client = campaign_in_background(ctx, e, "b");
     auto const other = campaign_in_background(ctx, other_client->election("el:handover"), "c");
     co_await redisync::test::wait_until(
-        [&] { return c.stats().waiters == 1 && other_client->stats().waiters == 1; }, 5s);
+        [&] { return c.metrics().waiters == 1 && other_client->metrics().waiters == 1; }, 5s);
     auto const resigned_at = std::chrono::steady_clock::now();
     co_await e.resign(a, asio::use_awaitable);
     // One of the two leads next, the other still waits.
@@ -151,7 +151,7 @@ BOOST_FIXTURE_TEST_CASE(observers_in_two_clients_see_every_change_in_order_also_
     // one of them across a reconnect of both clients: they are read from the log.
     auto const first_here = next_in_background(ctx, observers[0]);
     auto const first_there = next_in_background(ctx, observers[1]);
-    co_await redisync::test::wait_until([&] { return c.stats().waiters == 1 && other_client->stats().waiters == 1; }, 5s);
+    co_await redisync::test::wait_until([&] { return c.metrics().waiters == 1 && other_client->metrics().waiters == 1; }, 5s);
     auto a = co_await e.campaign("a", asio::use_awaitable);
     auto const expected = changes_expected();
     BOOST_TEST_REQUIRE(co_await first_here->done.wait(5s));

@@ -98,7 +98,7 @@ BOOST_FIXTURE_TEST_CASE(a_release_hands_the_lock_to_a_waiter_of_its_own_client_o
       pending.push_back(std::make_unique<background_acquire>(ctx, cl.new_owner().fair_lock("handoff")));
       co_await redisync::test::wait_until([&] { return queued(redis, "handoff") == i + 1; }, 5s);
     }
-    auto const handoffs_before = c.stats().handoffs;
+    auto const handoffs_before = c.metrics().handoffs;
     co_await holder.release(asio::use_awaitable);
     for (std::size_t i = 0; i < pending.size(); ++i) {
       BOOST_TEST_REQUIRE(co_await pending[i]->wait(10s), "waiter " << i << " was not served");
@@ -107,7 +107,7 @@ BOOST_FIXTURE_TEST_CASE(a_release_hands_the_lock_to_a_waiter_of_its_own_client_o
     }
     // w0 was the head: handed over in the release. w2 was not when w0 released (w1 was): w1 was
     // called instead, and then w2.
-    BOOST_TEST(c.stats().handoffs - handoffs_before == 1u);
+    BOOST_TEST(c.metrics().handoffs - handoffs_before == 1u);
     co_await end_clean(other, c, redis);
   });
 }
@@ -166,15 +166,15 @@ BOOST_FIXTURE_TEST_CASE(waiting_costs_one_beat_per_client_and_period_whatever_th
     std::vector<std::unique_ptr<background_acquire>> pending;
     for (int i = 0; i < 40; ++i) pending.push_back(std::make_unique<background_acquire>(ctx, w->new_owner().fair_lock("many")));
     co_await redisync::test::wait_until([&] { return queued(redis, "many") == 40; }, 5s);
-    auto const before = w->stats();
+    auto const before = w->metrics();
     co_await redisync::test::sleep_for(2700ms);
-    auto const after = w->stats();
+    auto const after = w->metrics();
     // A beat every third of the liveness period: 9 in 2.7 s, one key each, not one per waiter.
-    auto const beats = after.renewal_batches - before.renewal_batches;
+    auto const beats = after.renewal_calls - before.renewal_calls;
     BOOST_TEST_MESSAGE(beats << " beats for 40 waiters in 2.7 s");
     BOOST_TEST(beats >= 4u);
     BOOST_TEST(beats <= 14u);
-    BOOST_TEST(after.renewals - before.renewals == beats);
+    BOOST_TEST(after.renewed_holds - before.renewed_holds == beats);
     co_await holder.release(asio::use_awaitable);
     for (auto& p : pending) {
       BOOST_TEST_REQUIRE(co_await p->wait(10s));

@@ -163,7 +163,7 @@ BOOST_AUTO_TEST_CASE(many_holds_refused_together_all_end_lost_once) {
       auto [ec, how] = co_await h.wait_lost(tuple_awaitable);
       BOOST_TEST((!ec && how == hold_status::lost));
     }
-    BOOST_TEST(c->stats().holds == 0u);
+    BOOST_TEST(c->metrics().holds == 0u);
     redis.command({"ACL", "SETUSER", "default", "+eval", "+evalsha"});
     co_await c.stop();
   });
@@ -228,13 +228,13 @@ BOOST_AUTO_TEST_CASE(a_hand_off_refused_for_lack_of_memory_falls_back_to_a_plain
     running_client c{ctx, with_lease(redis, 3s)};
     auto a = co_await c->make_lock("oom").acquire(asio::use_awaitable);
     redisync::test::background_acquire b{ctx, c->make_lock("oom")};
-    while (c->stats().waiters == 0) co_await asio::post(ctx, asio::use_awaitable);
+    while (c->metrics().waiters == 0) co_await asio::post(ctx, asio::use_awaitable);
     // Out of memory: the hand-off's new fencing token cannot be written; deleting the lock can.
     redis.command({"CONFIG", "SET", "maxmemory", "1"});
     auto [ec] = co_await a.release(tuple_awaitable);
     BOOST_TEST(!ec, ec.message());
     BOOST_TEST((a.status() == hold_status::released));
-    BOOST_TEST(c->stats().handoffs == 0u);
+    BOOST_TEST(c->metrics().handoffs == 0u);
     redis.command({"CONFIG", "SET", "maxmemory", "0"});
     BOOST_TEST_REQUIRE(co_await b.wait(5s));
     if (b.error() == error::out_of_memory) {

@@ -39,7 +39,7 @@ BOOST_FIXTURE_TEST_CASE(reaching_zero_wakes_every_waiter_at_once, lock_env) {
     co_await l.try_set_count(3, asio::use_awaitable);
     std::vector<std::shared_ptr<redisync::test::background_wait>> waiters;
     for (int i = 0; i < 5; ++i) waiters.push_back(wait_in_background(ctx, l, 20s));
-    auto const all_waiting = [&] { return c.stats().waiters == 5; };
+    auto const all_waiting = [&] { return c.metrics().waiters == 5; };
     co_await redisync::test::wait_until(all_waiting, 5s);
     co_await l.count_down(asio::use_awaitable);
     co_await l.count_down(asio::use_awaitable);
@@ -64,7 +64,7 @@ BOOST_FIXTURE_TEST_CASE(waiters_find_the_latch_open_when_no_message_comes, lock_
     co_await l.try_set_count(1, asio::use_awaitable);
     std::vector<std::shared_ptr<redisync::test::background_wait>> waiters;
     for (int i = 0; i < 3; ++i) waiters.push_back(wait_in_background(ctx, l, 20s));
-    auto const all_waiting = [&] { return c.stats().waiters == 3; };
+    auto const all_waiting = [&] { return c.metrics().waiters == 3; };
     co_await redisync::test::wait_until(all_waiting, 5s);
     redis.command({"DEL", "latch:quiet"});  // nobody publishes: the first waiter's poll finds it
     for (auto const& w : waiters) {
@@ -88,7 +88,7 @@ BOOST_FIXTURE_TEST_CASE(a_bounded_wait_ends_closed_at_its_bound, lock_env) {
     BOOST_TEST(!open);
     BOOST_TEST((took >= 300ms));
     BOOST_TEST((took < 5s));
-    BOOST_TEST(c.stats().waiters == 0u);
+    BOOST_TEST(c.metrics().waiters == 0u);
     co_await l.count_down(asio::use_awaitable);
     co_await c.flush_subscriptions(asio::use_awaitable);
     redisync::test::expect_nothing_left(redis, {"latch:bound"});

@@ -149,7 +149,7 @@ BOOST_AUTO_TEST_CASE(a_key_of_the_wrong_type_fails_only_its_own_call_in_a_merged
     }
     BOOST_TEST(redis.command({"GET", "merged-3"}).text() == "precious");
     BOOST_TEST(redis.command({"EXISTS", "merged-5"}).integer() == 0);
-    BOOST_TEST(c->stats().holds == 0u);
+    BOOST_TEST(c->metrics().holds == 0u);
     redisync::test::expect_nothing_left(redis, {"merged-3"});
     co_await c.stop();
   });
@@ -158,7 +158,7 @@ BOOST_AUTO_TEST_CASE(a_key_of_the_wrong_type_fails_only_its_own_call_in_a_merged
 BOOST_FIXTURE_TEST_CASE(invalid_arguments_are_rejected_before_any_io, lock_env) {
   run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
     co_await c.make_lock("warm").is_locked(asio::use_awaitable);
-    auto const written = c.stats().requests_written;
+    auto const written = c.metrics().round_trips;
     auto empty = c.make_lock("");
     auto [e1, h1] = co_await empty.acquire(tuple_awaitable);
     BOOST_TEST((e1 == error::invalid_argument));
@@ -180,7 +180,7 @@ BOOST_FIXTURE_TEST_CASE(invalid_arguments_are_rejected_before_any_io, lock_env) 
     BOOST_TEST((e6 == error::invalid_argument));
     BOOST_CHECK_THROW(c.make_owner("has space"), boost::system::system_error);
     BOOST_CHECK_THROW(c.make_owner(""), boost::system::system_error);
-    BOOST_TEST(c.stats().requests_written == written);
+    BOOST_TEST(c.metrics().round_trips == written);
   });
 }
 
@@ -217,11 +217,11 @@ BOOST_AUTO_TEST_CASE(cancelling_a_waiting_acquire_leaves_no_hold_and_no_subscrip
     asio::steady_timer timer{ctx, 100ms};
     auto outcome = co_await (waiter.acquire(asio::use_awaitable) || timer.async_wait(asio::use_awaitable));
     BOOST_TEST(outcome.index() == 1u);  // the timer won; the acquire was cancelled
-    BOOST_TEST(c->stats().waiters == 0u);
+    BOOST_TEST(c->metrics().waiters == 0u);
     co_await holder.release(asio::use_awaitable);
     co_await c->flush_subscriptions(asio::use_awaitable);
     redisync::test::expect_nothing_left(redis);
-    BOOST_TEST(c->stats().holds == 0u);
+    BOOST_TEST(c->metrics().holds == 0u);
     co_await c.stop();
   });
 }
@@ -234,7 +234,7 @@ BOOST_FIXTURE_TEST_CASE(a_total_cancellation_while_the_first_attempt_runs_ends_t
     auto const result = co_await acquire_then_cancel(redis, waiter, asio::cancellation_type::total);
     BOOST_TEST_REQUIRE(result.has_value());
     BOOST_TEST((*result == asio::error::operation_aborted));
-    BOOST_TEST(c.stats().waiters == 0u);
+    BOOST_TEST(c.metrics().waiters == 0u);
     BOOST_TEST(redisync::test::hget_count(redis, "total-cancel", waiter.owner_id()) == 0);
     co_await holder.release(asio::use_awaitable);
     co_await c.flush_subscriptions(asio::use_awaitable);
@@ -344,7 +344,7 @@ BOOST_FIXTURE_TEST_CASE(many_tasks_contending_on_one_lock_never_overlap, lock_en
     // A lost wake-up would show as a wait of the 30 s lease, the bound every wait falls back on.
     BOOST_TEST((longest_wait < 10s), "a wait took " << std::chrono::duration_cast<std::chrono::milliseconds>(longest_wait).count() << " ms");
     BOOST_TEST(redis.command({"GET", "crowd-counter"}).text() == "400");
-    BOOST_TEST(c.stats().handoffs > 0u);
+    BOOST_TEST(c.metrics().handoffs > 0u);
     co_await c.flush_subscriptions(asio::use_awaitable);
     redisync::test::expect_nothing_left(redis, {"crowd-counter"});
   });

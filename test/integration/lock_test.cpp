@@ -83,12 +83,12 @@ BOOST_FIXTURE_TEST_CASE(a_local_release_hands_the_lock_to_the_next_waiter_withou
     auto held_a = co_await a.acquire(asio::use_awaitable);
     redisync::test::background_acquire wait_in_b{ctx, b};
     // b waits in the client's queue once its first try failed; a release now hands over.
-    while (c.stats().waiters == 0) co_await asio::post(ctx, asio::use_awaitable);
+    while (c.metrics().waiters == 0) co_await asio::post(ctx, asio::use_awaitable);
     auto const publishes = redisync::test::command_calls(redis, "publish");
     co_await held_a.release(asio::use_awaitable);
     BOOST_TEST_REQUIRE(co_await wait_in_b.wait(10s));
     BOOST_TEST_REQUIRE(wait_in_b.result().has_value());
-    BOOST_TEST(c.stats().handoffs == 1u);
+    BOOST_TEST(c.metrics().handoffs == 1u);
     BOOST_TEST(redisync::test::command_calls(redis, "publish") == publishes);
     BOOST_TEST(redisync::test::hget_count(redis, "handoff", b.owner_id()) == 1);
     BOOST_TEST(wait_in_b.result()->token() > held_a.token());
@@ -107,21 +107,21 @@ BOOST_AUTO_TEST_CASE(unlock_messages_nobody_waits_for_end_a_lingering_subscripti
     running_client b{ctx, cfg};
     auto held_b = co_await b->make_lock("unwanted").acquire(asio::use_awaitable);
     redisync::test::background_acquire wait_in_a{ctx, a->make_lock("unwanted")};
-    while (a->stats().waiters == 0) co_await asio::post(ctx, asio::use_awaitable);
+    while (a->metrics().waiters == 0) co_await asio::post(ctx, asio::use_awaitable);
     co_await held_b.release(asio::use_awaitable);
     BOOST_TEST_REQUIRE(co_await wait_in_a.wait(10s));
     BOOST_TEST_REQUIRE(wait_in_a.result().has_value());
-    BOOST_TEST(a->stats().subscriptions == 1u);  // lingering: nobody waits any more
+    BOOST_TEST(a->metrics().subscriptions == 1u);  // lingering: nobody waits any more
     // Each of a's unlocks sends a message that reaches a, where nobody waits for it; it comes
     // before the release's reply (the script publishes it), so it is handled when the release is.
     co_await wait_in_a.result()->release(asio::use_awaitable);
     auto const run = redisync::detail::sync::channels::unwanted_messages_to_drop;
     for (std::size_t unwanted = 1; unwanted < run; ++unwanted) {
-      BOOST_TEST_REQUIRE(a->stats().subscriptions == 1u, "dropped after " << unwanted << " unwanted messages");
+      BOOST_TEST_REQUIRE(a->metrics().subscriptions == 1u, "dropped after " << unwanted << " unwanted messages");
       auto held = co_await a->make_lock("unwanted").acquire(asio::use_awaitable);
       co_await held.release(asio::use_awaitable);
     }
-    auto const dropped = [&] { return a->stats().subscriptions == 0; };
+    auto const dropped = [&] { return a->metrics().subscriptions == 0; };
     co_await redisync::test::wait_until(dropped, 5s);
     redisync::test::expect_nothing_left(redis);
     co_await a.stop();
@@ -185,7 +185,7 @@ BOOST_FIXTURE_TEST_CASE(a_waiter_tries_again_within_a_second_when_the_lock_goes_
   run([&](asio::io_context& ctx, redisync::client& c) -> asio::awaitable<void> {
     auto holder = co_await c.make_lock("silent").acquire(asio::use_awaitable);  // 30 s watchdog lease
     redisync::test::background_acquire waiter{ctx, c.make_lock("silent")};
-    co_await redisync::test::wait_until([&] { return c.stats().waiters == 1u; }, 5s);
+    co_await redisync::test::wait_until([&] { return c.metrics().waiters == 1u; }, 5s);
     co_await redisync::test::sleep_for(100ms);  // the waiter's try and its subscription are done
     redis.command({"DEL", "silent"});           // gone, and nobody told
     auto const t0 = std::chrono::steady_clock::now();
@@ -253,7 +253,7 @@ BOOST_FIXTURE_TEST_CASE(the_watchdog_keeps_a_lock_alive_for_ten_leases, lock_env
       BOOST_TEST((h.status() == redisync::hold_status::held));
       co_await redisync::test::sleep_for(100ms);
     }
-    BOOST_TEST(c.stats().renewals >= 8u);
+    BOOST_TEST(c.metrics().renewed_holds >= 8u);
     BOOST_TEST((h.valid_until() > std::chrono::steady_clock::now()));
     co_await h.release(asio::use_awaitable);
     BOOST_TEST(redisync::test::lock_keys(redis).empty());
@@ -356,7 +356,7 @@ BOOST_AUTO_TEST_CASE(an_io_context_destroyed_while_an_acquire_waits_frees_the_ac
     waiter.acquire([m = std::move(marker)](error_code, held) {});
     while (redisync::test::subscribed_channels(redis) == 0) ctx.run_for(1ms);
     ctx.run_for(100ms);  // the waiter tries again and goes to sleep
-    BOOST_TEST(c.stats().waiters == 1u);
+    BOOST_TEST(c.metrics().waiters == 1u);
   }  // the io_context goes with the acquire still asleep
   BOOST_TEST(watch.expired());
 }
@@ -398,7 +398,7 @@ BOOST_FIXTURE_TEST_CASE(a_key_of_the_wrong_type_gives_a_typed_error_and_stays_un
     auto [tec, th] = co_await c.make_lock("fenced").acquire(tuple_awaitable);
     BOOST_TEST((tec == error::wrong_type));
     BOOST_TEST(redis.command({"EXISTS", "fenced"}).integer() == 0);
-    BOOST_TEST(c.stats().holds == 0u);
+    BOOST_TEST(c.metrics().holds == 0u);
   });
 }
 

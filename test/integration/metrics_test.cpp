@@ -153,7 +153,7 @@ BOOST_FIXTURE_TEST_CASE(a_multi_lock_that_waits_for_a_member_counts_one_multi_lo
       got = co_await me.locks(multi_names()).acquire(asio::use_awaitable);
     };
     asio::co_spawn(ctx, take_both(), asio::detached);
-    co_await redisync::test::wait_until([&] { return c.stats().waiters == 1; }, 5s);
+    co_await redisync::test::wait_until([&] { return c.metrics().waiters == 1; }, 5s);
     co_await busy.release(asio::use_awaitable);
     co_await redisync::test::wait_until([&] { return got.has_value(); }, 5s);
     BOOST_TEST_REQUIRE(got.has_value());

@@ -101,7 +101,7 @@ BOOST_FIXTURE_TEST_CASE(a_busy_member_takes_nothing_and_the_multi_lock_waits_for
     BOOST_TEST(holds_none(redis, me.id()));  // all or none: a, b and d were not taken either
     auto const waiter = acquire_in_background(ctx, me.locks(names));
     // It waits for c holding only what comes before c in the global order.
-    co_await redisync::test::wait_until([&] { return c.stats().waiters == 1; }, 5s);
+    co_await redisync::test::wait_until([&] { return c.metrics().waiters == 1; }, 5s);
     BOOST_TEST(holds_none(redis, me.id(), {"multi:c", "multi:d"}));
     co_await c_held.release(asio::use_awaitable);
     BOOST_TEST_REQUIRE(co_await waiter->done.wait(5s));
@@ -147,9 +147,9 @@ BOOST_FIXTURE_TEST_CASE(a_fair_member_with_waiters_in_its_queue_is_waited_for_in
     auto const me = c.new_owner();
     auto first = co_await holder.fair_lock("mixq:fair").acquire(asio::use_awaitable);
     redisync::test::background_acquire before_me{ctx, queued.fair_lock("mixq:fair")};
-    co_await redisync::test::wait_until([&] { return c.stats().waiters == 1; }, 5s);
+    co_await redisync::test::wait_until([&] { return c.metrics().waiters == 1; }, 5s);
     auto const waiter = acquire_in_background(ctx, me.locks({me.lock("mixq:plain"), me.fair_lock("mixq:fair")}));
-    co_await redisync::test::wait_until([&] { return c.stats().waiters == 2; }, 5s);
+    co_await redisync::test::wait_until([&] { return c.metrics().waiters == 2; }, 5s);
     co_await first.release(asio::use_awaitable);
     BOOST_TEST_REQUIRE(co_await before_me.wait(5s));  // served in arrival order
     BOOST_TEST(!waiter->done.is_set());
@@ -208,7 +208,7 @@ BOOST_FIXTURE_TEST_CASE(a_cancellation_at_every_step_leaves_nothing_held, lock_e
             co_await blocking[i].release(asio::use_awaitable);
             co_await redisync::test::wait_until([&] { return me.holds(names[i]); }, 5s);
           }
-          co_await redisync::test::wait_until([&] { return c.stats().waiters == 1; }, 5s);
+          co_await redisync::test::wait_until([&] { return c.metrics().waiters == 1; }, 5s);
           waiter->cancel.emit(asio::cancellation_type::terminal);
         }
         BOOST_TEST_REQUIRE(co_await waiter->done.wait(5s));

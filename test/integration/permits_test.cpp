@@ -226,8 +226,8 @@ BOOST_FIXTURE_TEST_CASE(the_watchdog_keeps_permits_for_many_leases_and_a_permit_
         co_await sem.try_set_permits(2, asio::use_awaitable);
         auto kept = co_await sem.acquire(1, asio::use_awaitable);
         auto taken = co_await sem.acquire(1, asio::use_awaitable);
-        auto const renewed_before = c.stats().renewals;
-        auto const renewed = [&] { return c.stats().renewals >= renewed_before + 2 * 10; };
+        auto const renewed_before = c.metrics().renewed_holds;
+        auto const renewed = [&] { return c.metrics().renewed_holds >= renewed_before + 2 * 10; };
         co_await redisync::test::wait_until(renewed, 5s);  // ten leases
         BOOST_TEST((kept.status() == hold_status::held));
         BOOST_TEST(holders_in(redis, "sem:dog") == 2);

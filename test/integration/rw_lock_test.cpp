@@ -349,16 +349,16 @@ BOOST_FIXTURE_TEST_CASE(a_renewal_of_many_readers_looks_at_their_hash_once_per_c
         auto const calls_before = redisync::test::command_calls(redis, "evalsha");
         auto const expiries_before = redisync::test::command_calls(redis, "pexpire");
         auto const pttls_before = redisync::test::command_calls(redis, "pttl");
-        auto const renewed_before = c.stats().renewals;
+        auto const renewed_before = c.metrics().renewed_holds;
         // Five renewals of every read, and one more batch's worth: a batch in flight at the counts
         // above was counted by Redis before and by the client after (the reads were taken one by one,
         // so a tick may renew only some of them).
-        auto const renewed_five_times = [&] { return c.stats().renewals >= renewed_before + 20 * 6; };
+        auto const renewed_five_times = [&] { return c.metrics().renewed_holds >= renewed_before + 20 * 6; };
         co_await redisync::test::wait_until(renewed_five_times, 5s);
         auto const calls = redisync::test::command_calls(redis, "evalsha") - calls_before;
         auto const expiries = redisync::test::command_calls(redis, "pexpire") - expiries_before;
         auto const pttls = redisync::test::command_calls(redis, "pttl") - pttls_before;
-        auto const renewed = static_cast<std::int64_t>(c.stats().renewals - renewed_before);
+        auto const renewed = static_cast<std::int64_t>(c.metrics().renewed_holds - renewed_before);
         BOOST_TEST(expiries >= 20 * 5, expiries << " expiries moved");
         // One level per read, and the hash once per call (PEXPIRE ... GT: no look before).
         BOOST_TEST(expiries <= renewed + calls, expiries << " expiries for " << renewed << " reads in " << calls << " calls");

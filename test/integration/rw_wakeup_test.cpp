@@ -38,7 +38,7 @@ BOOST_FIXTURE_TEST_CASE(a_write_release_wakes_waiting_readers_of_other_clients_e
       readers.push_back(std::make_unique<background_acquire>(ctx, other->new_owner().read_write_lock("rw:wake").read()));
     }
     auto const all_wait = [&] {
-      return other->stats().waiters == 3 && redisync::test::subscribers_of(redis, "redisson_rwlock:{rw:wake}") > 0;
+      return other->metrics().waiters == 3 && redisync::test::subscribers_of(redis, "redisson_rwlock:{rw:wake}") > 0;
     };
     co_await redisync::test::wait_until(all_wait, 5s);
     for (auto& b : readers) BOOST_TEST(!b->result().has_value());

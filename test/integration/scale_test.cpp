@@ -71,9 +71,9 @@ BOOST_AUTO_TEST_CASE(an_idle_client_holding_a_lock_makes_no_reconnect_in_60_s) {
         cfg.health_check_interval = 500ms;  // 120 checks in the minute
         running_client c{ctx, cfg};
         auto h = co_await c->make_lock("idle").acquire(asio::use_awaitable);
-        auto const connects = c->stats().connects;
+        auto const connects = c->metrics().connects;
         co_await redisync::test::sleep_for(60s);
-        BOOST_TEST(c->stats().connects == connects);
+        BOOST_TEST(c->metrics().connects == connects);
         BOOST_TEST((h.status() == redisync::hold_status::held));
         co_await h.release(asio::use_awaitable);
         co_await c.stop();
@@ -99,15 +99,15 @@ BOOST_AUTO_TEST_CASE(after_a_reconnect_each_lock_with_waiters_is_tried_once_not_
       holds.push_back(co_await holder->make_lock("herd-" + std::to_string(l)).acquire(asio::use_awaitable));
       start_waiters(*waiters, "herd-" + std::to_string(l), 1000, done);
     }
-    co_await wait_until([&] { return waiters->stats().waiters == 10000; }, 60s);
+    co_await wait_until([&] { return waiters->metrics().waiters == 10000; }, 60s);
     co_await wait_until([&] { return redisync::test::subscribed_channels(redis) == 10; }, 30s);
     // Settled: each waiter's first attempt and each head's attempt after its subscription have
     // reached Redis. One still in flight at the kill would be retried, and counted below.
     co_await wait_until([&] { return command_calls(redis, "hexists") >= 10000 + 10; }, 30s);
     auto const attempts_before = command_calls(redis, "hexists");
-    auto const connects = waiters->stats().connects;
+    auto const connects = waiters->metrics().connects;
     redisync::test::kill_client(redis, "waiters");
-    co_await wait_until([&] { return waiters->stats().connects > connects; }, 30s);
+    co_await wait_until([&] { return waiters->metrics().connects > connects; }, 30s);
     co_await redisync::test::sleep_for(300ms);  // the herd, if any, would have come by now
     // One attempt per lock (each finds the lock taken: HEXISTS inside the script), not 10,000; and
     // at most one more per lock, the retry of a head's attempt that was on the wire at the kill
@@ -183,10 +183,10 @@ BOOST_FIXTURE_TEST_CASE(renewals_go_out_in_calls_of_at_most_100_holds, lock_env)
   run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
     std::vector<held> holds;
     for (int i = 0; i < 250; ++i) holds.push_back(co_await c.make_lock("batch-" + std::to_string(i)).acquire(asio::use_awaitable));
-    co_await wait_until([&] { return c.stats().renewals >= 500; }, 10s);
-    auto const s = c.stats();
-    BOOST_TEST(s.renewal_batches * 100 >= s.renewals);
-    BOOST_TEST(s.renewal_batches >= 6u);  // 250 holds: three calls a round at the least
+    co_await wait_until([&] { return c.metrics().renewed_holds >= 500; }, 10s);
+    auto const s = c.metrics();
+    BOOST_TEST(s.renewal_calls * 100 >= s.renewed_holds);
+    BOOST_TEST(s.renewal_calls >= 6u);  // 250 holds: three calls a round at the least
     for (auto& h : holds) co_await h.release(asio::use_awaitable);
     // Nothing of ours is left without an expiry.
     BOOST_TEST(keys_without_expiry(redis).empty());

@@ -72,7 +72,7 @@ BOOST_FIXTURE_TEST_CASE(a_release_of_k_permits_lets_k_waiters_in, lock_env) {
     co_await holder.acquire(3, asio::use_awaitable);
     std::vector<std::shared_ptr<background_take>> waiters;
     for (int i = 0; i < 3; ++i) waiters.push_back(take_in_background(ctx, c.new_owner().semaphore("sc:wake"), 1));
-    auto const all_waiting = [&] { return c.stats().waiters == 3; };
+    auto const all_waiting = [&] { return c.metrics().waiters == 3; };
     co_await redisync::test::wait_until(all_waiting, 5s);
     co_await holder.release(2, asio::use_awaitable);
     BOOST_TEST(co_await waiters[0]->done.wait(5s));
@@ -92,7 +92,7 @@ BOOST_FIXTURE_TEST_CASE(a_waiter_takes_permits_that_appear_without_a_message, lo
     auto const sem = c.new_owner().semaphore("sc:quiet");
     co_await sem.try_set_permits(0, asio::use_awaitable);
     auto waiter = take_in_background(ctx, sem, 1);
-    auto const waiting = [&] { return c.stats().waiters == 1; };
+    auto const waiting = [&] { return c.metrics().waiters == 1; };
     co_await redisync::test::wait_until(waiting, 5s);
     redis.command({"SET", "sc:quiet", "1"});  // nobody publishes: the waiter's poll finds it
     BOOST_TEST(co_await waiter->done.wait(5s));

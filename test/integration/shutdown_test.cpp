@@ -41,7 +41,7 @@ asio::awaitable<held> hold_with_waiters(redisync::client& c, redisync::lock_kind
       done.error[i] = ec;
     });
   }
-  co_await redisync::test::wait_until([&] { return c.stats().waiters == waiters; }, 5s);
+  co_await redisync::test::wait_until([&] { return c.metrics().waiters == waiters; }, 5s);
   co_return holder;
 }
 

@@ -47,7 +47,7 @@ asio::awaitable<void> spinner_takes_over(asio::io_context& ctx, redisync::client
   auto const lock_of = [&](redisync::owner const& o) -> redisync::lock { return fair ? o.fair_lock(name) : o.lock(name); };
   auto held_now = co_await lock_of(holder_client->new_owner()).acquire(30s, asio::use_awaitable);
   auto const waiter = spin_in_background(ctx, lock_of(spinner.new_owner()));
-  auto const waits = [&] { return spinner.stats().waiters == 1; };
+  auto const waits = [&] { return spinner.metrics().waiters == 1; };
   co_await redisync::test::wait_until(waits, 5s);
   BOOST_TEST(redisync::test::subscribers_of(redis, "redisson_lock__channel:{" + name + "}") == 0);
   co_await asio::steady_timer{ctx, 300ms}.async_wait(asio::use_awaitable);  // it spins meanwhile

@@ -175,10 +175,10 @@ BOOST_AUTO_TEST_CASE(a_lost_connection_is_reported_with_the_next_attempt_and_the
   run_async([&](asio::io_context& ctx) -> asio::awaitable<void> {
     running_client c{ctx, cfg};
     co_await c->exec(command("PING"), asio::use_awaitable);
-    auto const connects = c->stats().connects;
+    auto const connects = c->metrics().connects;
     log.kinds.clear();
     kill_client(redis, "watched");
-    co_await wait_until([&] { return c->stats().connects > connects; }, 10s);
+    co_await wait_until([&] { return c->metrics().connects > connects; }, 10s);
     std::vector<std::string> told;
     for (auto k : log.kinds) told.emplace_back(redisync::to_string(k));
     std::vector<std::string> const expected{"disconnected", "reconnect scheduled", "connecting", "connected"};

@@ -119,7 +119,7 @@ BOOST_AUTO_TEST_CASE(a_client_shared_by_four_threads_while_its_connection_is_kil
     }
     s.killing = false;
     killer.join();
-    auto const stats = c.stats();
+    auto const stats = c.metrics();
     BOOST_TEST(stats.waiters == 0u);
     BOOST_TEST(stats.connects > 1u);  // the kills were noticed
     c.stop();

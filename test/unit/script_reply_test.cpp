@@ -2,6 +2,7 @@
 // and the shapes no script returns, which must come out as unexpected rather than as a hold.
 
 #include "primitives/lock/protocol.hpp"
+#include "support/resp_wire.hpp"
 
 #include <redisync/resp/parser.hpp>
 
@@ -19,17 +20,9 @@ using redisync::detail::lock_protocol::parse_release_reply;
 using redisync::detail::lock_protocol::read_acquire_reply;
 namespace data = boost::unit_test::data;
 namespace resp = redisync::resp;
+using redisync::test::parsed;
 
 namespace {
-
-resp::value parsed(std::string const& wire) {
-  resp::parser p;
-  boost::system::error_code ec;
-  p.feed(wire, ec);
-  BOOST_TEST_REQUIRE(!ec);
-  BOOST_TEST_REQUIRE(p.has_value());
-  return p.take_value();
-}
 
 using outcome = acquire_reply::outcome;
 

@@ -303,9 +303,9 @@ asio::awaitable<int> run_workload(asio::io_context& ctx, std::string url, std::s
     result = co_await s3(b);
   }
   bool const capped = result["capped"].as_bool();
-  auto const io = c.stats();
+  auto const io = c.metrics();
   result["socket_writes"] = io.socket_writes;
-  result["requests_written"] = io.requests_written;
+  result["requests_written"] = io.round_trips;
   result["reply_spin_hits"] = io.reply_spin_hits;
   result["reply_spin_misses"] = io.reply_spin_misses;
   for (auto& [k, v] : result) out[k] = v;

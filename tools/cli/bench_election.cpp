@@ -65,7 +65,7 @@ asio::awaitable<std::vector<double>> on_resign(bench_context& b, client& other, 
     auto const& next = sides[(r + 1) % 2];
     auto const& current = sides[r % 2];
     auto const waiting = campaign_now(next, std::to_string(r + 1));
-    auto const candidate_waits = [&] { return b.c.stats().waiters + other.stats().waiters == 1; };
+    auto const candidate_waits = [&] { return b.c.metrics().waiters + other.metrics().waiters == 1; };
     co_await wait_until(candidate_waits, std::chrono::seconds{10});
     auto const resigned = clock_type::now();
     co_await current.resign(leadership, asio::use_awaitable);
@@ -93,7 +93,7 @@ asio::awaitable<std::vector<double>> on_kill(bench_context& b, std::int64_t roun
     co_await poll_until(leads, std::chrono::seconds{30}, std::chrono::milliseconds{5});
     if (leader.reap() > 0) throw std::runtime_error{"E1: the leader process ended before it was killed"};
     auto const waiting = campaign_now(e, "parent");
-    co_await wait_until([&] { return b.c.stats().waiters == 1; }, std::chrono::seconds{10});
+    co_await wait_until([&] { return b.c.metrics().waiters == 1; }, std::chrono::seconds{10});
     auto const killed = clock_type::now();
     leader.kill_unfinished();
     auto leadership = co_await led(waiting);

@@ -55,7 +55,7 @@ asio::awaitable<json::object> queue_and_drain(bench_context& b, client& holders,
       });
     }
   }
-  co_await wait_until([&] { return b.c.stats().waiters + std::size_t(t->errors) >= std::size_t(n); }, std::chrono::seconds{600});
+  co_await wait_until([&] { return b.c.metrics().waiters + std::size_t(t->errors) >= std::size_t(n); }, std::chrono::seconds{600});
   co_await wait_until_scripts_settle(b.admin);
   auto const queued_s = std::chrono::duration<double>(clock_type::now() - started).count();
   auto const waiting_rss = rss_kb();

@@ -121,7 +121,7 @@ asio::awaitable<json::object> l1c(bench_context& b) {
       asio::co_spawn(b.c.get_executor(), latch.wait(std::chrono::seconds{60}, asio::use_awaitable), on_done);
     }
     auto const waiting = [&]() -> asio::awaitable<bool> {
-      co_return static_cast<std::int64_t>(b.c.stats().waiters) >= mine;
+      co_return static_cast<std::int64_t>(b.c.metrics().waiters) >= mine;
     };
     co_await poll_until(waiting, std::chrono::seconds{30}, std::chrono::milliseconds{1});
     co_await b.c.flush_subscriptions(asio::use_awaitable);

@@ -73,7 +73,7 @@ asio::awaitable<json::object> s5(bench_context& b) {
       h.release(asio::detached);
     });
   }
-  co_await wait_until([&] { return b.c.stats().waiters + std::size_t(t->errors) >= std::size_t(n); }, std::chrono::seconds{600});
+  co_await wait_until([&] { return b.c.metrics().waiters + std::size_t(t->errors) >= std::size_t(n); }, std::chrono::seconds{600});
   co_await wait_until_scripts_settle(b.admin);
   auto const waiting0 = co_await server_totals_now(b.admin);
   co_await sleep_for(std::chrono::seconds{3});

@@ -63,7 +63,7 @@ asio::awaitable<json::object> s1(bench_context& b, bool cold, bool permits) {
       b.c.make_lock(key).acquire(on_acquired);
     }
   }
-  bool const waiting = co_await wait_until([&] { return b.c.stats().waiters + errors >= std::size_t(n); }, std::chrono::seconds{120});
+  bool const waiting = co_await wait_until([&] { return b.c.metrics().waiters + errors >= std::size_t(n); }, std::chrono::seconds{120});
   co_await sleep_for(std::chrono::milliseconds{1000});  // the holder keeps it 1 s
   auto const waiting_rss = rss_kb();
   auto const released = clock_type::now();
@@ -133,13 +133,13 @@ asio::awaitable<json::object> s2(bench_context& b) {
   double const acquire_all_s = std::chrono::duration<double>(clock_type::now() - t0).count();
   auto const cpu0 = process_cpu_s();
   auto const server0 = co_await server_totals_now(b.admin);
-  auto const renewal_calls0 = b.c.stats().renewal_batches;
-  auto const renewals0 = b.c.stats().renewals;
+  auto const renewal_calls0 = b.c.metrics().renewal_calls;
+  auto const renewals0 = b.c.metrics().renewed_holds;
   co_await sleep_for(std::chrono::seconds{b.p.s2_s});
   auto const cpu1 = process_cpu_s();
   auto const server1 = co_await server_totals_now(b.admin);
-  auto const renewal_calls = b.c.stats().renewal_batches - renewal_calls0;
-  auto const renewals = b.c.stats().renewals - renewals0;
+  auto const renewal_calls = b.c.metrics().renewal_calls - renewal_calls0;
+  auto const renewals = b.c.metrics().renewed_holds - renewals0;
   auto const evalsha_calls = calls(server0.calls, server1.calls, "evalsha");
   auto const script_us = server1.script_us - server0.script_us;
   auto const rss = rss_kb();
@@ -204,12 +204,12 @@ asio::awaitable<json::object> s3(bench_context& b) {
       if (h) h.release(asio::detached);
     });
   }
-  co_await wait_until([&] { return b.c.stats().waiters >= std::size_t(b.p.s3_w); }, std::chrono::seconds{120});
+  co_await wait_until([&] { return b.c.metrics().waiters >= std::size_t(b.p.s3_w); }, std::chrono::seconds{120});
   co_await sleep_for(std::chrono::milliseconds{200});  // the first waiter's attempt after subscribing
   auto const fds_before = open_fds();
   auto const rss_before = rss_kb();
-  auto const connects0 = b.c.stats().connects;
-  auto const renewals0 = b.c.stats().renewal_batches;
+  auto const connects0 = b.c.metrics().connects;
+  auto const renewals0 = b.c.metrics().renewal_calls;
   auto const before = co_await command_stats(b.admin);
   std::int64_t kills = 0;
   std::int64_t rss_halfway = 0;  // a leak grows on; the first reconnects' allocations do not
@@ -231,20 +231,20 @@ asio::awaitable<json::object> s3(bench_context& b) {
     kills += (co_await command(b.admin, std::move(kill))).integer();
     co_await sleep_for(std::chrono::milliseconds{b.p.s3_gap_ms});
   }
-  auto const reconnected = co_await wait_until([&] { return b.c.stats().connects >= connects0 + kills; }, std::chrono::seconds{30});
+  auto const reconnected = co_await wait_until([&] { return b.c.metrics().connects >= connects0 + kills; }, std::chrono::seconds{30});
   co_await sleep_for(std::chrono::milliseconds{200});
   // A renewal that one of the last kills cut short leaves the hold uncertain until the renewal's
   // retry, a second later, confirms it (or the lease ends): judged only once it is settled.
   auto const is_settled = [&holder] { return holder.status() != hold_status::uncertain; };
   co_await wait_until(is_settled, std::chrono::seconds{40});
   auto const after = co_await command_stats(b.admin);
-  auto const reconnects = std::int64_t(b.c.stats().connects - connects0);
+  auto const reconnects = std::int64_t(b.c.metrics().connects - connects0);
   // Each attempt after a reconnect finds the lock taken: HEXISTS in the script. CLIENT ID calls are
   // ours; renewal calls are not attempts.
   auto const attempts = calls(before, after, "hexists");
   auto const status = holder.status();
   bool const hold_kept = holder.token() == token && status == hold_status::held;
-  auto const renewal_calls = std::int64_t(b.c.stats().renewal_batches - renewals0);
+  auto const renewal_calls = std::int64_t(b.c.metrics().renewal_calls - renewals0);
   co_await holder.release(asio::use_awaitable);
   co_await wait_until([&] { return done >= b.p.s3_w; }, std::chrono::seconds{120});
   co_return json::object{

@@ -115,7 +115,7 @@ asio::awaitable<void> connect(client& c) {
   auto const deadline = std::chrono::steady_clock::now() + limit;
   asio::steady_timer pause{co_await asio::this_coro::executor};
   for (;;) {
-    if (c.stats().connects > 0) co_return;
+    if (c.metrics().connects > 0) co_return;
     std::string why = c.last_connect_failure();
     if (why.empty() && std::chrono::steady_clock::now() >= deadline) {
       why = fmt::format("{}: no connection within {} ms", c.cfg().endpoint(), limit.count());

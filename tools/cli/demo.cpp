@@ -139,7 +139,7 @@ class demo_run {
     }
     record("mutual exclusion under contention", exact && overlaps == 0,
            fmt::format("counters {} of {} each, {} overlaps, {} local hand-offs", counts,
-                       workers / locks * rounds, overlaps, client_.stats().handoffs));
+                       workers / locks * rounds, overlaps, client_.metrics().handoffs));
     std::vector<std::string> counters;
     for (int k = 0; k < locks; ++k) counters.push_back(prefix_ + "counter:" + std::to_string(k));
     resp::request cleanup;

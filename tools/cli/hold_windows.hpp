@@ -7,7 +7,8 @@
 // that overlap, the one that adds itself last sees the other (Redis runs commands in one order).
 // A hold that never takes itself out (its process was killed, a reply was lost) stops counting at
 // its deadline, as its window ends there: no fault leaves a tally off. A hold kept past its first
-// lease by the watchdog counts until that first deadline.
+// lease by the watchdog counts until that first deadline. Counting costs O(log n) in the open
+// holds, and a side's key expires a second after its last window ends.
 
 #include <redisync/client.hpp>
 
@@ -27,8 +28,8 @@ struct hold_window {
 };
 
 // Opens `w`; returns the windows on its side (itself included while it is open) and on the other
-// side that are still open when the reply comes, and the value of `counter`, read in the same
-// round trip.
+// side that are open when Redis runs the call, and the value of `counter`, read in the same call
+// (one script: the three keys must share a slot on a cluster).
 boost::asio::awaitable<std::tuple<boost::system::error_code, std::int64_t, std::int64_t, resp::value>> open_window(
     client& c, hold_window const& w, std::string const& counter);
 

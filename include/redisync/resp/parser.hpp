@@ -69,6 +69,13 @@ class parser {
   // Parses one element header (and its payload when it is a scalar) at the front of `input`.
   // Returns bytes consumed, 0 when more input is needed.
   std::size_t parse_element(std::string_view input, boost::system::error_code& ec);
+  // The three shapes of an element: a one-line scalar, a blob (a header line, then its bytes), an
+  // aggregate's header. Each returns bytes consumed as parse_element does.
+  std::size_t parse_line(char marker, std::string_view payload, std::size_t header_size, boost::system::error_code& ec);
+  std::size_t parse_blob(std::string_view input, char marker, std::string_view payload, std::size_t header_size,
+                         boost::system::error_code& ec);
+  std::size_t parse_aggregate(char marker, std::string_view payload, std::size_t header_size,
+                              boost::system::error_code& ec);
   void complete(value v);
   void attach_pending_attributes(value& v);
   void open_aggregate(type t, std::size_t count, bool is_attribute, boost::system::error_code& ec);

@@ -17,6 +17,7 @@
 -- include: publish.lua
 -- include: next_token.lua
 -- include: hold_depth.lua
+-- include: reentry.lua
 -- include: acquire.lua
 
 local op = ARGV[1]

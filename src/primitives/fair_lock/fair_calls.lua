@@ -21,6 +21,7 @@
 -- include: publish.lua
 -- include: next_token.lua
 -- include: hold_depth.lua
+-- include: reentry.lua
 -- include: acquire.lua
 -- include: release.lua
 -- include: fair_queue.lua

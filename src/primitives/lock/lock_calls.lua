@@ -20,6 +20,7 @@
 -- include: publish.lua
 -- include: next_token.lua
 -- include: hold_depth.lua
+-- include: reentry.lua
 -- include: acquire.lua
 -- include: release.lua
 

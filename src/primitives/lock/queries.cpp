@@ -96,7 +96,7 @@ asio::awaitable<std::tuple<error_code, hold_status>> wait_lost(core_ptr core,
   auto const active = [](auto const& h) { return h->active(); };
   if (std::ranges::all_of(holds, active)) {
     // One timer for all: the first hold to end cancels it, and it leaves the others' lists here.
-    asio::steady_timer timer{core->router().io_executor(), asio::steady_timer::time_point::max()};
+    asio::steady_timer timer{core->router().group().io_executor(), asio::steady_timer::time_point::max()};
     for (auto const& h : holds) h->loss_timers.push_back(&timer);
     co_await timer.async_wait(asio::as_tuple(asio::deferred));
     for (auto const& h : holds) std::erase(h->loss_timers, &timer);

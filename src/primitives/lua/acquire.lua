@@ -9,24 +9,13 @@ local function acquire(lock, token_key, owner, lease, retry_of, keep)
     local held = redis.pcall('hget', lock, owner)
     if type(held) == 'table' then return held end
     local count = tonumber(held or '0')
-    if count == tonumber(retry_of) + 1 then
-      local token = held_token(token_key, lease, keep)
-      if type(token) == 'table' then return token end
-      redis.call('pexpire', lock, lease)
-      return {token, count}
-    end
+    if count == tonumber(retry_of) + 1 then return regrant(lock, token_key, count, lease, keep) end
   end
   if redis.call('exists', lock) == 1 then
     local mine = redis.pcall('hexists', lock, owner)
     if type(mine) == 'table' then return mine end
     if mine == 0 then return {redis.call('pttl', lock)} end
-    local token = held_token(token_key, lease, keep)
-    if type(token) == 'table' then return token end
-    local count = redis.pcall('hincrby', lock, owner, 1)
-    if type(count) == 'table' then return count end
-    if count > max_depth then return too_deep(lock, owner) end
-    redis.call('pexpire', lock, lease)
-    return {token, count}
+    return reenter(lock, token_key, owner, lease, keep)
   end
   local token = next_token(token_key, lease, keep)
   if type(token) == 'table' then return token end

@@ -12,11 +12,8 @@ local function write(lock, marks, token_key, writer, lease, retry_arg, liveness,
   if retry_arg ~= '' and mode then
     local count = tonumber(redis.call('hget', lock, writer) or '0') or 0
     if count == tonumber(retry_arg) + 1 then
-      local token = held_token(token_key, lease, keep)
-      if type(token) == 'table' then return token end
       if liveness ~= '' then redis.call('zrem', marks, mark_of(client, writer, lease, liveness)) end
-      redis.call('pexpire', lock, lease)  -- the lost (or late) attempt's (or a grant's) lease, renewed
-      return {token, count}
+      return regrant(lock, token_key, count, lease, keep)
     end
   end
   if not mode then
@@ -29,15 +26,7 @@ local function write(lock, marks, token_key, writer, lease, retry_arg, liveness,
       return token
     end
   elseif mode == 'write' then
-    if redis.call('hexists', lock, writer) == 1 then
-      local token = held_token(token_key, lease, keep)
-      if type(token) == 'table' then return token end
-      local count = redis.pcall('hincrby', lock, writer, 1)
-      if type(count) == 'table' then return count end
-      if count > max_depth then return too_deep(lock, writer) end
-      redis.call('pexpire', lock, lease)
-      return {token, count}
-    end
+    if redis.call('hexists', lock, writer) == 1 then return reenter(lock, token_key, writer, lease, keep) end
   elseif redis.call('hexists', lock, string.sub(writer, 1, -7)) == 1 then
     return redis.error_reply('UPGRADE this owner reads the lock: a read cannot become a write')
   end

@@ -48,6 +48,7 @@
 -- include: publish.lua
 -- include: next_token.lua
 -- include: hold_depth.lua
+-- include: reentry.lua
 -- include: fair_queue.lua
 -- include: rw_write.lua
 
