@@ -35,7 +35,7 @@ local now = tonumber(ARGV[3]) + (tonumber(t[1]) * 1000000 + tonumber(t[2]) - ton
 local open_after = '(' .. string.format('%d', now)
 redis.call('zremrangebyscore', KEYS[1], '-inf', open_after)
 redis.call('zadd', KEYS[1], ARGV[2], ARGV[1])
-local lasts_ms = math.floor((tonumber(ARGV[2]) - now) / 1000) + 1000
+local lasts_ms = math.max(math.floor((tonumber(ARGV[2]) - now) / 1000), 0) + 1000
 if redis.call('pttl', KEYS[1]) < lasts_ms then redis.call('pexpire', KEYS[1], lasts_ms) end
 return {redis.call('zcount', KEYS[1], open_after, '+inf'), redis.call('zcount', KEYS[2], open_after, '+inf'),
         redis.call('get', KEYS[3])}
