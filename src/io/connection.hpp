@@ -148,8 +148,8 @@ class connection {
   // Strand only. Takes over `e`, redirected here by the router from another connection (ASK:
   // `asking` sends ASKING before it). It waits for this connection as a new request would.
   void adopt(entry_ptr e, bool asking);
-  // Strand only. The requests not yet written, handed over to be sent elsewhere (their node's
-  // slots moved).
+  // Strand only. The requests not yet written (or paused to be written again), handed over to be
+  // sent elsewhere (their node's slots moved).
   std::vector<entry_ptr> take_queued();
   // Strand only. Drops `channel` from the set subscribed again after each reconnect, without a
   // command (the node no longer serves its slot, or is gone).

@@ -46,9 +46,9 @@ void multiplexer::stop(error_code reason) {
   ready_ = false;
   // Later callers learn that there is no connection; after a fatal handshake error, which one.
   stop_reason_ = reason.category() == error_category() ? reason : error_code{error::not_connected};
-  for (auto& e : std::exchange(queue_, {})) finish_with(*e, reason);
+  for (auto& e : std::exchange(queue_, {})) abandon_unsent(*e, reason);
   for (auto& e : std::exchange(retrying_, {})) {
-    if (e->st == exec_entry::state::retry_wait) finish_with(*e, reason);
+    if (e->st == exec_entry::state::retry_wait) abandon_unsent(*e, reason);
   }
 }
 
@@ -83,10 +83,10 @@ void multiplexer::cancel(entry_ptr const& e, asio::cancellation_type type) {
     case queued:
       std::erase(queue_, e);
       std::erase(priority_, e);
-      abandon_unsent(*e);
+      abandon_unsent(*e, asio::error::operation_aborted);
       return;
     case retry_wait:
-      abandon_unsent(*e);  // dropped from retrying_ when next looked at
+      abandon_unsent(*e, asio::error::operation_aborted);  // dropped from retrying_ when next looked at
       return;
     case written:
       // The command may already have run: only cancellation types that allow side effects.
@@ -101,12 +101,12 @@ void multiplexer::cancel(entry_ptr const& e, asio::cancellation_type type) {
   }
 }
 
-// Cancelled before it was (re)sent: the command never reaches Redis. The late handler hears so
+// Cancelled or stopped before it was (re)sent: the command never reaches Redis. The late handler hears so
 // too, so that whoever waits for the late outcome is not left waiting.
-void multiplexer::abandon_unsent(exec_entry& e) {
-  if (e.late) e.late(asio::error::operation_aborted, {});
+void multiplexer::abandon_unsent(exec_entry& e, error_code ec) {
+  if (e.late) e.late(ec, {});
   e.late = nullptr;
-  finish_with(e, asio::error::operation_aborted);
+  finish_with(e, ec);
 }
 
 void multiplexer::finish_with(exec_entry& e, error_code ec) {
@@ -127,7 +127,14 @@ std::size_t multiplexer::take_for_write(std::string& out) {
 }
 
 std::vector<entry_ptr> multiplexer::take_queued() {
-  std::vector<entry_ptr> taken{std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end())};
+  std::vector<entry_ptr> taken;
+  // Paused after a transient reply first: they were sent before the queued ones.
+  for (auto& e : std::exchange(retrying_, {})) {
+    if (e->st != exec_entry::state::retry_wait) continue;
+    e->st = exec_entry::state::queued;
+    taken.push_back(std::move(e));
+  }
+  taken.insert(taken.end(), std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
   queue_.clear();
   return taken;
 }

@@ -105,7 +105,8 @@ class multiplexer {
 
   bool has_writable() const noexcept { return !priority_.empty() || (ready_ && !queue_.empty()); }
   std::size_t queued() const noexcept { return queue_.size(); }
-  // The queued requests, taken out unwritten (for another connection).
+  // The requests not written, or waiting to be written again after a transient reply, taken out
+  // (for another connection).
   std::vector<entry_ptr> take_queued();
 
   // Appends everything writable to `out`; returns how many requests that is.
@@ -136,7 +137,7 @@ class multiplexer {
   void complete_front_if_done();
   void finish(entry_ptr const& e);
   void finish_with(exec_entry& e, error_code ec);
-  void abandon_unsent(exec_entry& e);
+  void abandon_unsent(exec_entry& e, error_code ec);
   void take(std::deque<entry_ptr>& from, std::string& out, std::size_t& count);
 
   void expire_waiting(clock_type::time_point now);

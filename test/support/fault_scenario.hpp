@@ -56,8 +56,10 @@ struct fault_scenario {
   // replication is asynchronous): holds and tokens are checked, the counter's gap only reported.
   bool loses_late_writes = false;
   // Two masters take writes for a while (a Sentinel's old master stays writable until it is
-  // reconfigured, some 10 s): holds taken on it overlap holds on the new one, outside the promise
-  // (deployment.md). Overlaps are reported, not failed; tokens are still checked.
+  // reconfigured, some 10 s; a stopped cluster master, resumed, runs what was queued for it before
+  // it hears of its successor): holds taken on it overlap holds on the new one, outside the promise
+  // (deployment.md), and a grant of one can reach its owner after a later, higher one of the
+  // other. Both are reported, not failed; the counter check stands.
   bool two_masters_for_a_while = false;
   // Liveness: from the moment `settled_at` (CLOCK_MONOTONIC ns, set by `inject`: once the topology
   // took its new shape, or when a change that must not interrupt the lock began; else when

@@ -144,7 +144,8 @@ struct stress_outcome {
 //     it died);
 //   - no two holds inside their validity windows at once: a window runs from the grant to the
 //     release being sent, or to the hold's deadline if that came first;
-//   - fencing tokens of fresh holds strictly increase in the order they were granted;
+//   - fencing tokens of fresh holds strictly increase in the order they were granted (both this
+//     and the windows only where one master took writes at a time);
 //   - the counter is exact: every value from 1 to the counter's was written by one write that ran
 //     or may have run (accepted, outcome unknown, or in flight when its process was killed), and
 //     no two accepted writes wrote the same value.
@@ -208,10 +209,12 @@ class history_check {
   void add_summary(boost::json::object const& s) { out_.errors += s.at("errors").as_int64(); }
 
   // What a fault leaves checkable: a fault that erases the lock (FLUSHALL, a restart without
-  // persistence) may let holds overlap, which is outside the promise, and takes the counter along.
+  // persistence) or leaves two masters taking writes for a while may let holds overlap and their
+  // tokens arrive out of order, which is outside the promise, and an erasing fault takes the
+  // counter along.
   struct checks {
     std::optional<std::int64_t> counter;  // the counter's final value
-    bool windows = true;
+    bool windows = true;                  // one master at a time: windows apart, tokens in order
   };
 
   // The checks across processes.
@@ -239,7 +242,14 @@ class history_check {
     } else if (overlaps > 0) {
       BOOST_TEST_MESSAGE(overlaps << " holds granted inside another hold's validity window (outside the promise here)");
     }
-    BOOST_TEST(backwards == 0, backwards << " fencing tokens not above the one granted before");
+    // With two masters at once, a grant on one can reach its owner after a later grant on the
+    // other (a retried attempt confirmed late), so the order of arrival says nothing of the order
+    // of issue; the fence then rests on the counter's check.
+    if (what.windows) {
+      BOOST_TEST(backwards == 0, backwards << " fencing tokens not above the one granted before");
+    } else if (backwards > 0) {
+      BOOST_TEST_MESSAGE(backwards << " fencing tokens arrived after a higher one (outside the promise here)");
+    }
     if (what.counter) check_counter(*what.counter);
     return out_;
   }

@@ -263,6 +263,24 @@ BOOST_AUTO_TEST_CASE(tryagain_and_clusterdown_replies_are_sent_again_like_loadin
   BOOST_TEST(r.replies.at(0).text() == "v");
 }
 
+// A node that stops serving the slot (a cluster master replaced) hands over what it has not
+// written, including a request paused after a transient reply: stopping the node must not fail it.
+BOOST_AUTO_TEST_CASE(a_request_waiting_to_retry_a_transient_reply_is_handed_over_with_the_queued_ones) {
+  mux_fixture f;
+  f.mux.set_ready(true);
+  auto& paused = f.submit(command("GET", "a"));
+  f.written();
+  BOOST_TEST(!f.feed("-CLUSTERDOWN The cluster is down\r\n"));
+  auto& queued = f.submit(command("GET", "b"));
+  auto const taken = f.mux.take_queued();
+  BOOST_TEST(taken.size() == 2u);
+  f.mux.stop(asio::error::operation_aborted);
+  f.delivered();
+  BOOST_TEST(!paused.ec.has_value());
+  BOOST_TEST(!queued.ec.has_value());
+  BOOST_TEST(!f.mux.next_timer().has_value());
+}
+
 BOOST_AUTO_TEST_CASE(a_moved_reply_goes_to_the_redirect_hook_which_may_take_the_request_over) {
   mux_fixture f;
   f.mux.set_ready(true);
@@ -403,8 +421,12 @@ BOOST_AUTO_TEST_CASE(a_reply_nobody_asked_for_and_bytes_that_are_not_resp_are_pr
 
 BOOST_AUTO_TEST_CASE(after_a_stop_queued_requests_fail_with_the_reason_and_later_ones_with_not_connected) {
   mux_fixture f;
-  auto& queued = f.submit(command("GET", "a"));
+  // Their late handlers hear it too: whoever waits for a late outcome (an acquire keeps its key
+  // unsettled until then) learns that the request never ran.
+  std::optional<error_code> late;
+  auto& queued = f.submit(io::outgoing::from(command("GET", "a")), false, [&](error_code ec, io::response) { late = ec; });
   f.mux.stop(asio::error::operation_aborted);
+  BOOST_TEST((late == asio::error::operation_aborted));
   auto& later = f.submit(command("GET", "b"));
   f.delivered();
   BOOST_TEST((queued.ec == asio::error::operation_aborted));
