@@ -229,20 +229,36 @@ void connection::subscribe(bool on, std::vector<std::string> channels,
   });
 }
 
-void connection::adopt(entry_ptr e, bool asking) {
+connection::handle connection::weak() const {
+  handle h;
+  h.impl_ = impl_;
+  return h;
+}
+
+void connection::adopt(entry_ptr e, bool asking) { weak().adopt(e, asking); }
+
+bool connection::handle::adopt(entry_ptr& e, bool asking) const {
+  auto const self = impl_.lock();
+  if (!self) return false;
   e->st = exec_entry::state::queued;
   e->replies.clear();
   e->asking = asking;
   e->connect_deadline = e->down_deadline = {};
-  impl_->submit(std::move(e), false);
+  self->submit(std::move(e), false);
+  return true;
 }
 
 std::vector<entry_ptr> connection::take_queued() { return impl_->mux_.take_queued(); }
 
 void connection::forget_channel(std::string const& channel) { impl_->channels_.erase(channel); }
 
-void connection::reconnect(std::string why) {
-  asio::dispatch(impl_->executor_, [self = impl_, why = std::move(why)]() mutable {
+void connection::reconnect(std::string why) { weak().reconnect(std::move(why)); }
+
+void connection::handle::reconnect(std::string why) const {
+  auto self = impl_.lock();
+  if (!self) return;
+  auto const ex = self->executor_;
+  asio::dispatch(ex, [self = std::move(self), why = std::move(why)]() mutable {
     if (!self->session_open_) return;
     self->reconnect_reason_ = std::move(why);
     // Requests made from now on wait for the next session, not for the one that is ending.
@@ -284,9 +300,13 @@ void connection::stop() {
 
 bool connection::is_ready() const noexcept { return impl_->ready_; }
 
-std::string connection::address() const {
-  std::lock_guard const lock{impl_->failure_mutex_};
-  return impl_->address_;
+std::string connection::address() const { return weak().address(); }
+
+std::string connection::handle::address() const {
+  auto const self = impl_.lock();
+  if (!self) return {};
+  std::lock_guard const lock{self->failure_mutex_};
+  return self->address_;
 }
 
 std::string connection::last_failure() const {

@@ -80,6 +80,8 @@ struct connection_events {
 };
 
 class connection {
+  struct impl;
+
  public:
   using executor_type = boost::asio::any_io_executor;
 
@@ -145,6 +147,23 @@ class connection {
   // The group this connection is one of: its strand, held writes, arrivals, completions.
   connection_group& group() const noexcept;
 
+  // A weak reference for callbacks that may outlive the connection (another connection's events):
+  // once it is gone, its calls do nothing.
+  class handle {
+   public:
+    // See connection::reconnect.
+    void reconnect(std::string why) const;
+    // See connection::address; empty once the connection is gone.
+    std::string address() const;
+    // See connection::adopt; false (`e` untouched) once the connection is gone.
+    bool adopt(entry_ptr& e, bool asking) const;
+
+   private:
+    friend class connection;
+    std::weak_ptr<impl> impl_;
+  };
+  handle weak() const;
+
   // Strand only. Takes over `e`, redirected here by the router from another connection (ASK:
   // `asking` sends ASKING before it). It waits for this connection as a new request would.
   void adopt(entry_ptr e, bool asking);
@@ -171,7 +190,6 @@ class connection {
   std::string address() const;
 
  private:
-  struct impl;
   void start_run(boost::asio::any_completion_handler<void(error_code)> h);
 
   template <class Token>

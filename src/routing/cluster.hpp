@@ -49,6 +49,8 @@ class cluster final : public router, public std::enable_shared_from_this<cluster
 
  private:
   static constexpr node_id no_node = slot_map::no_node;
+  // While the map is incomplete (a master down, no answer), it is loaded again this often.
+  static constexpr std::chrono::milliseconds refresh_retry{250};
 
   struct node {
     node_address at;

@@ -49,7 +49,7 @@ struct sentinel::resolver {
   mutable std::mutex mutex;
   std::vector<node_address> sentinels;  // in the order they are asked
   std::string failure;                  // why the last resolve failed; empty after a success
-  std::atomic<io::connection*> data{nullptr};
+  io::connection::handle data;  // the master's connection: set once, before it runs
   std::string master;  // the address of the master last connected to (on the strand)
 };
 
@@ -123,7 +123,7 @@ io::connection_events sentinel::switch_master_watch(std::shared_ptr<resolver> co
   io::connection_events events;
   events.push = [r](resp::value const& v) {
     if (!announces_new_master(v, r->cfg.sentinel_master_name)) return;
-    if (auto* conn = r->data.load()) conn->reconnect("a Sentinel announced a new master (+switch-master)");
+    r->data.reconnect("a Sentinel announced a new master (+switch-master)");
   };
   return events;
 }
@@ -132,11 +132,9 @@ io::connection_events sentinel::switch_master_watch(std::shared_ptr<resolver> co
 // last one's is a change of master.
 router_events sentinel::follow_master(router_events events, std::shared_ptr<resolver> const& r) {
   events.connected = [r, connected = std::move(events.connected), changed = events.master_changed](node_id n) {
-    if (auto* conn = r->data.load()) {
-      auto at = conn->address();
-      if (!r->master.empty() && at != r->master && changed) changed();
-      r->master = std::move(at);
-    }
+    auto at = r->data.address();
+    if (!r->master.empty() && at != r->master && changed) changed();
+    r->master = std::move(at);
     if (connected) connected(n);
   };
   return events;
@@ -151,20 +149,15 @@ sentinel::sentinel(io::connection::executor_type ex, config cfg, router_events e
                  // A READONLY reply: the master was demoted. The command did not run; it waits for
                  // the next session, with the master asked for again.
                  [r](io::entry_ptr const& e) {
-                   auto* conn = r->data.load();
-                   if (conn == nullptr || error_from_server_text(e->replies.front().text()) != error::read_only) {
-                     return false;
-                   }
-                   conn->reconnect("the master answered READONLY: it was demoted");
-                   conn->adopt(e, false);
-                   return true;
+                   if (error_from_server_text(e->replies.front().text()) != error::read_only) return false;
+                   r->data.reconnect("the master answered READONLY: it was demoted");
+                   auto taken = e;
+                   return r->data.adopt(taken, false);
                  }},
       resolver_{std::move(r)},
       watch_{ex, cfg.for_sentinel(cfg.seed_nodes().front()), switch_master_watch(resolver_)} {
-  resolver_->data = &conn_;
+  resolver_->data = conn_.weak();
 }
-
-sentinel::~sentinel() { resolver_->data = nullptr; }
 
 void sentinel::run(asio::any_completion_handler<void(error_code)> handler) {
   watch_.run(asio::detached);

@@ -15,7 +15,6 @@ namespace redisync::detail::routing {
 class sentinel final : public standalone {
  public:
   sentinel(io::connection::executor_type ex, config cfg, router_events events);
-  ~sentinel() override;
 
   void run(boost::asio::any_completion_handler<void(io::error_code)> handler) override;
   void stop() override;

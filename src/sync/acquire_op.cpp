@@ -41,7 +41,10 @@ void acquire_op::start() {
   if (cancelled()) return finish(asio::error::operation_aborted);
   if (auto ec = check_arguments()) return finish(ec);
   if (auto const why = host_->closed()) return finish(why);
-  if (auto const k = key(); host_->unsettled().contains(k)) {
+  auto const k = key();
+  host_->unsettled().begin_acquire(k);
+  acquiring_ = true;
+  if (host_->unsettled().contains(k)) {
     state_ = state::settling;
     wait_for(next_look());
     host_->unsettled().when_settled(k, [weak = weak_from_this()] {
@@ -139,26 +142,7 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
     leave();
     return finish(why);
   }
-  if (reloads_.must_reload(ec, replies)) {
-    // Once the node has the script, the same attempt goes again. A wait of zero still makes its
-    // one attempt: the load is part of it, as the connection is.
-    state_ = state::loading;
-    if (!p_.once) wait_for(next_look());
-    host_->when_loaded(attempt_script(), p_.slot, [self = shared_from_this()](error_code lec) {
-      if (self->state_ != state::loading) return;
-      self->state_ = state::idle;
-      if (lec) {
-        self->leave();
-        return self->finish(lec);
-      }
-      if (!self->p_.once && self->expired()) {  // the time ran out while it loaded: no attempt now
-        self->leave();
-        return self->finish({});
-      }
-      self->send_attempt();
-    });
-    return;
-  }
+  if (reloads_.must_reload(ec, replies)) return load_then_try_again();
   auto const o = read(ec, replies);
   if (retry_ && (o.what == outcome_kind::granted || o.what == outcome_kind::busy)) {
     host_->emit(event_kind::outcome_resolved, event_level::info, p_.name, p_.owner, {},
@@ -198,6 +182,26 @@ void acquire_op::on_reply(error_code ec, io::response replies) {
       return undo([self = shared_from_this()] { self->finish(error::unexpected_reply); });
     case outcome_kind::busy: return on_busy(o.bound);
   }
+}
+
+// Once the node has the script, the same attempt goes again. A wait of zero still makes its one
+// attempt: the load is part of it, as the connection is.
+void acquire_op::load_then_try_again() {
+  state_ = state::loading;
+  if (!p_.once) wait_for(next_look());
+  host_->when_loaded(attempt_script(), p_.slot, [self = shared_from_this()](error_code lec) {
+    if (self->state_ != state::loading) return;
+    self->state_ = state::idle;
+    if (lec) {
+      self->leave();
+      return self->finish(lec);
+    }
+    if (!self->p_.once && self->expired()) {  // the time ran out while it loaded: no attempt now
+      self->leave();
+      return self->finish({});
+    }
+    self->send_attempt();
+  });
 }
 
 // The attempt goes again after a pause that grows, until `until`; the last one goes then, and its
@@ -412,6 +416,7 @@ void acquire_op::finish(error_code ec) {
 }
 
 void acquire_op::report(error_code ec, bool held) {
+  if (std::exchange(acquiring_, false)) host_->unsettled().end_acquire(key());
   if (auto const counted = p_.counted ? counted_as() : std::nullopt) {
     host_->metrics().acquire_ended(*counted, p_.name, metrics::outcome_of(ec, held), host_->now() - started_);
   }

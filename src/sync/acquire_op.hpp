@@ -195,6 +195,7 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   void on_late_reply(std::shared_ptr<late_attempt> const& late, io::error_code ec, io::response const& replies);
   // The reply of an attempt whose outcome the op no longer takes: what it granted is undone.
   void abandon(io::error_code ec, io::response const& replies);
+  void load_then_try_again();
   void on_busy(std::chrono::milliseconds bound);
   void retry_later(clock_type::time_point until);
   void join();
@@ -223,6 +224,7 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   bool attempts_cancellable_ = false;
   bool joining_ = false;  // inside join(): a subscription confirmed at once was there before the reply
   bool yielded_ = false;  // started after the acquires that came with it
+  bool acquiring_ = false;  // counted in unsettled_keys::begin_acquire until it ends
   script_reloads reloads_;
   spin_backoff spin_;  // with params::spin
   boost::asio::cancellation_type cancelled_ = boost::asio::cancellation_type::none;
