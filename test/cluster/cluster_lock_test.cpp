@@ -412,6 +412,52 @@ BOOST_DATA_TEST_CASE(exclusive_kinds_come_back_through_a_master_stopped_past_the
   run_through_a_stopped_master("{paused-" + kind + "}", std::move(kind_args), 3, 100);
 }
 
+// A multi-lock over three names, one on each master, through the master of one of them stopped past
+// the node timeout and resumed: per name the histories read like a lock's (on the stopped master's
+// name two masters grant for a while, as above; the others stay exclusive, their counters exact),
+// and from the promotion on the multi-lock is never free more than 2 s at a time.
+BOOST_AUTO_TEST_CASE(multi_locks_over_every_master_come_back_through_one_stopped_past_the_node_timeout) {
+  using namespace redisync::test;
+  auto& cluster = shared_cluster();
+  std::vector<std::string> names;  // braced: a name, its counter and its fence share a slot
+  for (auto const master : cluster.masters()) names.push_back(name_on(cluster, master, "{paused-multi-", "}"));
+  auto const victim = cluster.master_of_slot(key_slot(names.front()));
+  std::string list = names[0] + "," + names[1] + "," + names[2];
+  fault_load_run const run{cluster.url(),
+                           fault_load(list, {"--kind", "multi", "--fence-key", "fence"}, liveness_lease, 60), 3,
+                           "wait"};
+  std::int64_t promoted = 0;
+  auto const inject = [&](stress_group const&) {
+    cluster.pause_master(victim);
+    promoted = monotonic_ns();
+    cluster.resume(victim);
+  };
+  run_through_fault(run, inject, [&](stress_group const& group) {
+    auto const longest = longest_wait_for_a_grant_after(group, promoted);
+    BOOST_TEST_REQUIRE(longest.has_value(), "no multi-lock was granted after the fault");
+    BOOST_TEST_MESSAGE("multi-lock: free at most " << longest->count() << " ms at a time once the topology settled");
+    BOOST_TEST((*longest <= std::chrono::milliseconds{2000}), "free for " << longest->count() << " ms");
+    for (auto const& p : group) BOOST_TEST((p->exit_code() == 0 || p->exit_code() == 1), "exit code " << p->exit_code());
+    for (auto const& name : names) {
+      BOOST_TEST_CONTEXT("member " << name) {
+        bool const stopped_there = name == names.front();
+        history_check check;
+        for (auto const& p : group) check.add(of_member(p->history(), name));
+        std::optional<std::int64_t> counter;
+        if (!stopped_there) {
+          std::int64_t value = 0;
+          server_of(cluster, name)({"GET", name + ":counter"}).as_integer(value);
+          counter = value;
+        }
+        auto const out = check.check({.counter = counter, .windows = !stopped_there});
+        BOOST_TEST(out.acquired == out.released + out.lost);
+        BOOST_TEST_MESSAGE(name << ": " << out.acquired << " holds (" << out.lost << " lost), " << out.accepted
+                                << " writes accepted, " << out.rejected << " rejected");
+      }
+    }
+  });
+}
+
 // The lock's slot migrates key by key to another master, `redis-cli --cluster reshard` moves other
 // slots to that master (it refuses to run while a slot is migrating), and the lock's slot goes
 // back key by key: the lock stays exclusive, and from the first step on it is never free for more

@@ -19,20 +19,12 @@ using redisync::process::redis_server;
 namespace {
 
 using redisync::test::expect_nothing_left;
+using redisync::test::of_member;
 using redisync::test::monotonic_ns;
 using redisync::test::poll_until;
 using redisync::test::stress_process;
 using redisync::test::subscribers_of;
 using redisync::test::temp_dir;
-
-// The events of `history` about member `name`.
-std::vector<boost::json::object> of_member(std::vector<boost::json::object> const& history, std::string const& name) {
-  std::vector<boost::json::object> out;
-  for (auto const& e : history) {
-    if (auto const* n = e.if_contains("name"); n && n->as_string() == name) out.push_back(e);
-  }
-  return out;
-}
 
 bool exists(redis_server const& redis, std::string const& key) { return redis.command({"EXISTS", key}).integer() == 1; }
 

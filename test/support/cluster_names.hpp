@@ -9,10 +9,11 @@
 
 namespace redisync::test {
 
-// A name `prefix<n>` whose slot the master `master_index` serves now.
-inline std::string name_on(process::redis_cluster& cluster, std::size_t master_index, std::string const& prefix) {
+// A name `prefix<n>suffix` whose slot the master `master_index` serves now.
+inline std::string name_on(process::redis_cluster& cluster, std::size_t master_index, std::string const& prefix,
+                           std::string const& suffix = {}) {
   for (int i = 0;; ++i) {
-    auto name = prefix + std::to_string(i);
+    auto name = prefix + std::to_string(i) + suffix;
     if (cluster.master_of_slot(process::key_slot(name)) == master_index) return name;
   }
 }

@@ -71,6 +71,17 @@ inline stress_group start_stress(std::string const& url, std::vector<std::string
   return out;
 }
 
+// The events of `history` about multi-lock member `name`: per name, a multi-lock's history reads
+// like a lock's.
+inline std::vector<boost::json::object> of_member(std::vector<boost::json::object> const& history,
+                                                  std::string const& name) {
+  std::vector<boost::json::object> out;
+  for (auto const& e : history) {
+    if (auto const* n = e.if_contains("name"); n && n->as_string() == name) out.push_back(e);
+  }
+  return out;
+}
+
 // How many holds the processes of `group` have logged as granted so far.
 inline std::size_t acquired_so_far(stress_group const& group) {
   std::size_t n = 0;
