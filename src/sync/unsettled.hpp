@@ -35,15 +35,6 @@ class unsettled_keys {
     it->second.waiting.push_back(std::move(then));
   }
 
-  // Acquires of the key under way, from their start to their end. A release of the owner's last
-  // level made again (sent once more after a failover may have lost it) must not reach the server
-  // while one of them may be granted there: it would free that new grant.
-  void begin_acquire(std::string const& key) { ++acquiring_[key]; }
-  void end_acquire(std::string const& key) {
-    if (auto it = acquiring_.find(key); it != acquiring_.end() && --it->second == 0) acquiring_.erase(it);
-  }
-  bool acquiring(std::string const& key) const { return acquiring_.contains(key); }
-
   // Everyone waiting goes on (the client stops).
   void release_all() {
     auto all = std::move(entries_);
@@ -59,7 +50,6 @@ class unsettled_keys {
     std::vector<std::function<void()>> waiting;
   };
   std::unordered_map<std::string, entry> entries_;
-  std::unordered_map<std::string, int> acquiring_;
 };
 
 }  // namespace redisync::detail::sync

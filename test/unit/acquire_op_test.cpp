@@ -429,21 +429,6 @@ BOOST_AUTO_TEST_CASE(cancelling_an_attempt_in_flight_cancels_the_request_and_lea
   BOOST_TEST(f.host->attempts.size() == 2u);
 }
 
-// A release made again after a failover must not meet a grant of the same owner on the server:
-// it looks whether an acquire of the owner and name is under way, from its start to its end.
-BOOST_AUTO_TEST_CASE(an_acquire_counts_as_under_way_from_its_start_until_it_ends) {
-  fixture f;
-  auto const key = core::hold_key("owner-1", "lock");
-  auto op = f.start();
-  BOOST_TEST(f.host->keys.acquiring(key));
-  f.host->reply({}, busy(500));
-  BOOST_TEST(f.host->keys.acquiring(key));  // waiting
-  f.host->confirm_subscriptions();
-  f.host->reply({}, granted());
-  BOOST_TEST(op->held);
-  BOOST_TEST(!f.host->keys.acquiring(key));
-}
-
 BOOST_AUTO_TEST_CASE(a_script_missing_on_the_server_is_loaded_and_the_same_attempt_sent_again) {
   fixture f;
   auto op = f.start();

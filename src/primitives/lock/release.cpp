@@ -99,12 +99,9 @@ void lock_release::start() {
   if (hold_ && !hold_->active()) return complete(error::lease_lost);
   auto const key = sync::hold_key(owner, name);
   if (again_) {
-    // Only while the owner holds nothing of the name here and has no acquire of it under way (its
-    // grant could come first on the server, and this call would free it), and its acquires wait
-    // until it is done.
-    auto& keys = core_->unsettled();
-    if (core_->find_hold(key) || keys.contains(key) || keys.acquiring(key)) return;
-    keys.unsettle(key);
+    // Only while the owner holds nothing of the name here, and its acquires wait until it is done.
+    if (core_->find_hold(key) || core_->unsettled().contains(key)) return;
+    core_->unsettled().unsettle(key);
     channel_ = kind_ == lock_kind::read || kind_ == lock_kind::write ? rw_protocol::channel_of(name) : channel_of(name);
     return send();
   }

@@ -96,28 +96,10 @@ void spawn_undo(sync::client_core& core, std::vector<member const*> const& membe
   core.spawn_cleanup(undo_all(core.shared_from_this(), std::move(copies), was));
 }
 
-// The members' acquires are under way while it lives (unsettled_keys::begin_acquire).
-class members_acquiring {
- public:
-  members_acquiring(sync::unsettled_keys& keys, std::vector<member const*> const& members) : keys_{keys} {
-    for (auto const* m : members) keys_.begin_acquire(keys_of_.emplace_back(sync::hold_key(m->field, m->name)));
-  }
-  ~members_acquiring() {
-    for (auto const& k : keys_of_) keys_.end_acquire(k);
-  }
-  members_acquiring(members_acquiring const&) = delete;
-  members_acquiring& operator=(members_acquiring const&) = delete;
-
- private:
-  sync::unsettled_keys& keys_;
-  std::vector<std::string> keys_of_;
-};
-
 }  // namespace
 
 asio::awaitable<take_outcome> take(std::shared_ptr<sync::client_core> core, std::vector<member const*> members,
                                    std::optional<std::chrono::milliseconds> lease, std::function<bool()> give_up) {
-  members_acquiring const under_way{core->unsettled(), members};
   std::vector<before> was;
   for (auto const* m : members) {
     auto hold = core->find_hold(sync::hold_key(m->field, m->name));
