@@ -101,8 +101,8 @@ void multiplexer::cancel(entry_ptr const& e, asio::cancellation_type type) {
   }
 }
 
-// Cancelled or stopped before it was (re)sent: the command never reaches Redis. The late handler hears so
-// too, so that whoever waits for the late outcome is not left waiting.
+// Cancelled or stopped before it was (re)sent: the command never reaches Redis. The late handler
+// hears so too, so that whoever waits for the late outcome is not left waiting.
 void multiplexer::abandon_unsent(exec_entry& e, error_code ec) {
   if (e.late) e.late(ec, {});
   e.late = nullptr;

@@ -41,10 +41,7 @@ void acquire_op::start() {
   if (cancelled()) return finish(asio::error::operation_aborted);
   if (auto ec = check_arguments()) return finish(ec);
   if (auto const why = host_->closed()) return finish(why);
-  auto const k = key();
-  host_->unsettled().begin_acquire(k);
-  acquiring_ = true;
-  if (host_->unsettled().contains(k)) {
+  if (auto const k = key(); host_->unsettled().contains(k)) {
     state_ = state::settling;
     wait_for(next_look());
     host_->unsettled().when_settled(k, [weak = weak_from_this()] {
@@ -416,7 +413,6 @@ void acquire_op::finish(error_code ec) {
 }
 
 void acquire_op::report(error_code ec, bool held) {
-  if (std::exchange(acquiring_, false)) host_->unsettled().end_acquire(key());
   if (auto const counted = p_.counted ? counted_as() : std::nullopt) {
     host_->metrics().acquire_ended(*counted, p_.name, metrics::outcome_of(ec, held), host_->now() - started_);
   }

@@ -224,7 +224,6 @@ class acquire_op : public waiter, public std::enable_shared_from_this<acquire_op
   bool attempts_cancellable_ = false;
   bool joining_ = false;  // inside join(): a subscription confirmed at once was there before the reply
   bool yielded_ = false;  // started after the acquires that came with it
-  bool acquiring_ = false;  // counted in unsettled_keys::begin_acquire until it ends
   script_reloads reloads_;
   spin_backoff spin_;  // with params::spin
   boost::asio::cancellation_type cancelled_ = boost::asio::cancellation_type::none;
