@@ -53,7 +53,8 @@ void fair_acquire::undo_late_grant(error_code, io::response const&, std::functio
 void fair_acquire::undo(std::function<void()> then) {
   auto const& name = args().name;
   // The expected count makes it safe to repeat: it releases only the level the attempt added.
-  auto release = release_args(*core(), name, args().owner, core()->cfg().watchdog_lease, count_before() + 1, {}, {});
+  auto release = release_args(*core(), name, args().owner, core()->cfg().watchdog_lease,
+                              lock_protocol::retry_argument(count_before() + 1), {}, {});
   auto undo_all = [](std::shared_ptr<sync::client_core> core, script_args release, std::string name,
                      std::string owner, std::chrono::milliseconds lease) -> asio::awaitable<void> {
     co_await leave_queue(core, name, owner);

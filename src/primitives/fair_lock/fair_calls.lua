@@ -7,8 +7,9 @@
 --              ms, '' or the hold count before an attempt whose outcome was lost, '1' for a counter
 --              that never expires, the lock's channel
 --   release    keys: lock, queue, token key   arguments: owner, lease in ms, the lock's channel, ''
---              or the hold count before a lost attempt, '' or a waiter of the releasing client to
---              hand the lock to, its lease in ms, '1' for a fencing counter that never expires
+--              or the hold count before a lost attempt (release_again.lua), '' or a waiter of
+--              the releasing client to hand the lock to, its lease in ms, '1' for a fencing
+--              counter that never expires
 --   leave      keys: lock, queue   arguments: owner, the lock's channel
 -- acquire answers like acquire.lua: a fresh hold's token, {token, count}, or {bound} when queued:
 -- the lock's PTTL, or, while the lock is free for a live head that is not the caller (who calls it
@@ -22,6 +23,7 @@
 -- include: next_token.lua
 -- include: hold_depth.lua
 -- include: reentry.lua
+-- include: release_again.lua
 -- include: acquire.lua
 -- include: release.lua
 -- include: fair_queue.lua

@@ -24,11 +24,11 @@ void append_client(script_args& args, sync::client_core& core, routing::slot_typ
 }
 
 script_args release_args(sync::client_core& core, std::string const& name, std::string const& owner,
-                         std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of,
+                         std::chrono::milliseconds lease, std::string retry,
                          std::string_view next_owner, std::optional<std::chrono::milliseconds> next_lease) {
   script_args args{{name, queue_key_of(name), lock_protocol::token_key_of(name)},
                    {"release", owner, std::to_string(lease.count()), lock_protocol::channel_of(name),
-                    retry_of ? std::to_string(*retry_of) : "", std::string{next_owner},
+                    std::move(retry), std::string{next_owner},
                     next_lease ? std::to_string(next_lease->count()) : "",
                     core.cfg().persistent_fencing_counter ? "1" : ""}};
   append_client(args, core, core.router().slot_of(name), true);

@@ -25,11 +25,11 @@ std::string member_of(std::string_view client, std::string_view owner);
 // prefix, and for acquire and release the liveness and the poll cap.
 void append_client(script_args& args, sync::client_core& core, routing::slot_type slot, bool with_periods);
 
-// The arguments of fair_calls.lua's `release` of one level of `owner`'s hold: `retry_of` is the
-// hold count before an attempt whose outcome was lost (or empty), `next_owner` a waiter of this
-// client to hand the lock to if the server finds it at the head of the queue (or empty).
+// The arguments of fair_calls.lua's `release` of one level of `owner`'s hold: `retry` is
+// lock_protocol::retry_argument's, `next_owner` a waiter of this client to hand the lock to if the
+// server finds it at the head of the queue (or empty).
 script_args release_args(sync::client_core& core, std::string const& name, std::string const& owner,
-                         std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of,
+                         std::chrono::milliseconds lease, std::string retry,
                          std::string_view next_owner, std::optional<std::chrono::milliseconds> next_lease);
 
 // Takes `owner` out of the queue of `name` (a waiter that gave up), calling the next head if the

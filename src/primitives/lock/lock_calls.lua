@@ -8,8 +8,9 @@
 --                                          an attempt whose outcome was lost with a connection
 --   release        keys: lock              arguments: owner, lease in ms, the lock's channel
 --   release-with   keys: lock, token key   arguments: owner, lease in ms, the lock's channel,
---                                          '' or the hold count before a lost attempt, '' or the
---                                          owner to hand the lock to, and its lease in ms
+--                                          '' or the hold count before a lost attempt (with the
+--                                          token of a release made again: release_again.lua), ''
+--                                          or the owner to hand the lock to, and its lease in ms
 -- A fresh hold's fencing counter expires (next_token.lua); `acquire+`, `retry-acquire+` and
 -- `release-with+` are the same operations with a counter that never does.
 -- (Only what an operation needs is sent: every argument costs Redis time to parse and to pass to
@@ -21,6 +22,7 @@
 -- include: next_token.lua
 -- include: hold_depth.lua
 -- include: reentry.lua
+-- include: release_again.lua
 -- include: acquire.lua
 -- include: release.lua
 

@@ -71,6 +71,12 @@ acquire_reply read_acquire_reply(resp::value const& reply) {
   return {};
 }
 
+std::string retry_argument(std::optional<std::int64_t> count_before, std::optional<std::uint64_t> made_for) {
+  if (!count_before) return {};
+  if (!made_for) return std::to_string(*count_before);
+  return std::to_string(*count_before) + ':' + std::to_string(*made_for);
+}
+
 release_outcome parse_release_reply(resp::value const& reply, std::optional<std::int64_t> count_before_lost_attempt) {
   release_outcome out;
   std::int64_t token = 0;

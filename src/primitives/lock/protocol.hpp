@@ -46,6 +46,11 @@ struct release_outcome {
 };
 release_outcome parse_release_reply(resp::value const& reply, std::optional<std::int64_t> count_before_lost_attempt);
 
+// The retry argument of a release call: '' for a first call, else the hold count before an attempt
+// whose outcome was lost; a release made again after a change of master also names the token of
+// the hold it ends, `<count>:<token>`, so that it never frees a newer one (release_again.lua).
+std::string retry_argument(std::optional<std::int64_t> count_before, std::optional<std::uint64_t> made_for = {});
+
 // The watchdog's renewal of lock holds (lock_renew.lua).
 sync::renewal_kind const& renewal();
 

@@ -36,7 +36,7 @@ class lock_hold_kind final : public sync::hold_kind {
     if (hold->count > 1) return;
     auto op = std::make_shared<lock_release>(core, hold->name, hold->owner, nullptr, nullptr,
                                              pending_handler<void(error_code)>{}, which_);
-    op->make_again(std::string{why});
+    op->make_again(std::string{why}, hold->token);
     core->to_strand([op = std::move(op)] { op->start(); });
   }
   lock_kind which() const noexcept { return which_; }
@@ -170,20 +170,24 @@ io::outgoing lock_release::call(bool retry, bool by_digest) {
   if (kind_ == lock_kind::fair) return fair_call(by_digest);
   if (!hands_over()) return rw_call(by_digest);
   std::string const lease = std::to_string((hold_ ? hold_->lease : core_->cfg().watchdog_lease).count());
-  auto const retry_count = retry_of_;
-  if (!retry_count && !target_) {
+  if (!retry_of_ && !target_) {
     std::array<std::string_view, 1> const keys{name};
     std::array<std::string_view, 4> const argv{"release", owner, lease, channel_};
     return script_call(scripts::lock_calls, slot, keys, argv, by_digest);
   }
   std::string const token_key = token_key_of(name);
-  std::string const before = retry_count ? std::to_string(*retry_count) : "";
+  std::string const before = retry_argument();
   std::string const next_lease = target_ ? std::to_string(target_->lease().count()) : "";
   std::array<std::string_view, 2> const keys{name, token_key};
   bool const keep = core_->cfg().persistent_fencing_counter;
   std::array<std::string_view, 7> const argv{keep ? "release-with+" : "release-with", owner, lease, channel_,
                                              before, target_ ? target_->owner() : "", next_lease};
   return script_call(scripts::lock_calls, slot, keys, argv, by_digest);
+}
+
+std::string lock_release::retry_argument() const {
+  bool const names_its_hold = again_ && kind_ != lock_kind::read;
+  return lock_protocol::retry_argument(retry_of_, names_its_hold ? std::optional{again_token_} : std::nullopt);
 }
 
 script const& lock_release::release_script() const {
@@ -194,7 +198,8 @@ script const& lock_release::release_script() const {
 io::outgoing lock_release::fair_call(bool by_digest) const {
   auto const args = fair_protocol::release_args(
       *core_, release_op::args().name, release_op::args().owner,
-      hold_ ? hold_->lease : core_->cfg().watchdog_lease, retry_of_, target_ ? target_->owner() : std::string_view{},
+      hold_ ? hold_->lease : core_->cfg().watchdog_lease, retry_argument(),
+      target_ ? target_->owner() : std::string_view{},
       target_ ? std::optional{target_->lease()} : std::nullopt);
   return script_call(scripts::fair_calls, release_op::args().slot, args, by_digest);
 }
@@ -204,8 +209,8 @@ io::outgoing lock_release::rw_call(bool by_digest) const {
   // writer of this client waits: that one tries at once, behind the release.
   bool const may_grant = !(core_->has_waiters(channel_) && rw_protocol::writer_waits_in(core_->queue(channel_)));
   auto const args = rw_protocol::release_args(*core_, kind_, release_op::args().name, release_op::args().owner,
-                                              hold_ ? hold_->lease : core_->cfg().watchdog_lease, retry_of_,
-                                              may_grant);
+                                              hold_ ? hold_->lease : core_->cfg().watchdog_lease,
+                                              retry_argument(), may_grant);
   return script_call(scripts::rw_calls, release_op::args().slot, args, by_digest);
 }
 

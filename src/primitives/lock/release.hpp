@@ -43,8 +43,13 @@ class lock_release final : public sync::release_op {
 
   void start();
   // Makes this the release of a hold that ended here again (sync::hold_kind::release_again): the
-  // idempotent call of a last level, which frees the lock only if the owner still has it there.
-  void make_again(std::string why) { again_ = std::move(why); }
+  // idempotent call of a last level, which frees the lock only if the owner still has it there,
+  // and (but for a read, which has no token of its own) only if the lock has numbered no hold
+  // after the one of `token`: the owner's next grant may reach the server first.
+  void make_again(std::string why, std::uint64_t token) {
+    again_ = std::move(why);
+    again_token_ = token;
+  }
 
  private:
   void begin();
@@ -56,6 +61,7 @@ class lock_release final : public sync::release_op {
   io::outgoing rw_call(bool by_digest) const;
   bool hands_over() const noexcept { return kind_ == lock_kind::reentrant || kind_ == lock_kind::fair; }
   io::error_code apply(release_outcome const& out);
+  std::string retry_argument() const;
 
   // ---- the release loop's questions
   script const& release_script() const override;
@@ -79,6 +85,7 @@ class lock_release final : public sync::release_op {
   release_outcome outcome_;                // of the reply read
   std::optional<std::int64_t> retry_of_;   // the count before a call whose outcome was lost
   std::optional<std::string> again_;       // why this is a release made again (make_again)
+  std::uint64_t again_token_ = 0;          // of the hold a release made again ends
   bool freed_again_ = false;               // made again, it freed the lock
   bool waking_ = false;                    // its early wake ran: see begin_waking_release
   sync::work_ticket in_progress_;          // while it runs, retries in the background included

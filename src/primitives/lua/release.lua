@@ -3,14 +3,17 @@
 -- this client, the lock passes straight to that waiter with a fresh fencing token and nothing is
 -- published: the lock is never free, so no other client can slip in between. `retry_arg` is '' or
 -- the hold count the owner had before this release, when an earlier attempt's outcome was lost
--- with a connection. `lease` is kept on a partial release. `token_key` is needed only for a retry
--- or a hand-off.
+-- with a connection, or names the hold of a release made again (release_again.lua). `lease` is
+-- kept on a partial release. `token_key` is needed only for a retry or a hand-off.
 -- Returns the remaining hold count; {0, token} after a hand-off; {0, error} when the lock was
 -- deleted but the unlock message was refused (an ACL without the channel): the release stands,
 -- only the waiters were not told; -1 when the owner holds nothing (nothing changes, nothing is
--- published); -2 when `retry_arg` shows the earlier attempt went through; the error when a key has
--- another type.
+-- published); -2 when `retry_arg` shows the earlier attempt went through, or a newer hold than the
+-- one a release made again ends; the error when a key has another type.
 local function release(lock, token_key, owner, lease, channel, retry_arg, next_owner, next_lease, keep)
+  local newer
+  retry_arg, newer = retry_of_release(token_key, retry_arg)
+  if newer then return -2 end
   local held = redis.pcall('hget', lock, owner)
   if type(held) == 'table' then return held end
   -- '1', the common case, without strtod; a count that is no number counts as nothing held

@@ -70,13 +70,15 @@ asio::awaitable<void> undo_member(std::shared_ptr<sync::client_core> core, membe
     case lock_kind::fair:
       co_await lock_protocol::undo_with(
           core, scripts::fair_calls,
-          fair_protocol::release_args(*core, m.name, m.field, watchdog_lease, was.count + 1, {}, {}), m.name, m.field,
+          fair_protocol::release_args(*core, m.name, m.field, watchdog_lease,
+                                      lock_protocol::retry_argument(was.count + 1), {}, {}), m.name, m.field,
           was.lease);
       co_return;
     case lock_kind::write:
       co_await lock_protocol::undo_with(
           core, scripts::rw_calls,
-          rw_protocol::release_args(*core, lock_kind::write, m.name, m.field, watchdog_lease, was.count + 1), m.name,
+          rw_protocol::release_args(*core, lock_kind::write, m.name, m.field, watchdog_lease,
+                                    lock_protocol::retry_argument(was.count + 1)), m.name,
           m.field, was.lease);
       co_return;
     case lock_kind::reentrant:

@@ -88,7 +88,8 @@ void rw_acquire::undo_late_grant(error_code, io::response const&, std::function<
 void rw_acquire::undo(std::function<void()> then) {
   auto const& name = args().name;
   // The expected count makes it safe to repeat: it releases only the level the attempt added.
-  auto release = release_args(*core(), side_, name, args().owner, core()->cfg().watchdog_lease, count_before() + 1);
+  auto release = release_args(*core(), side_, name, args().owner, core()->cfg().watchdog_lease,
+                              lock_protocol::retry_argument(count_before() + 1));
   // Once the mark is gone no release can grant the lock: the release after it undoes any grant.
   auto undo_all = [](std::shared_ptr<sync::client_core> core, script_args release, std::string name,
                      std::string owner, std::chrono::milliseconds lease, bool marked) -> asio::awaitable<void> {

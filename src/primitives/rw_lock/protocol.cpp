@@ -108,8 +108,7 @@ std::string field_of(lock_kind side, std::string_view owner) {
 }
 
 script_args release_args(sync::client_core& core, lock_kind side, std::string const& name, std::string const& field,
-                         std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of, bool may_grant) {
-  std::string retry = retry_of ? std::to_string(*retry_of) : "";
+                         std::chrono::milliseconds lease, std::string retry, bool may_grant) {
   std::string keep = core.cfg().persistent_fencing_counter ? "1" : "";
   std::string alive_prefix = core.liveness().alive_prefix(core.router().slot_of(name));
   std::vector<std::string> keys{name, timeout_base_of(name), marks_key_of(name), lock_protocol::token_key_of(name)};

@@ -31,11 +31,11 @@ std::string timeout_base_of(std::string_view name);
 // The hash field of an owner's side: the owner for reads, `<owner>:write` for writes.
 std::string field_of(lock_kind side, std::string_view owner);
 
-// The arguments of rw_calls.lua's release of one level of `field`'s hold of `side`: `retry_of` is
-// the hold count before an attempt whose outcome was lost (or empty); `may_grant`: a release that
-// frees the lock gives it to a waiting writer, if a live one is marked.
+// The arguments of rw_calls.lua's release of one level of `field`'s hold of `side`: `retry` is
+// lock_protocol::retry_argument's (a read's names no token); `may_grant`: a release that frees the
+// lock gives it to a waiting writer, if a live one is marked.
 script_args release_args(sync::client_core& core, lock_kind side, std::string const& name, std::string const& field,
-                         std::chrono::milliseconds lease, std::optional<std::int64_t> retry_of,
+                         std::chrono::milliseconds lease, std::string retry,
                          bool may_grant = false);
 
 // Whether a writer waits in `queue`.

@@ -22,7 +22,8 @@
 --                                            if it may grant the lock to a waiting writer, the
 --                                            liveness keys' prefix
 --   write-release  keys: lock, base, marks, token   arguments: owner:write, lease in ms, channel,
---                                            '' or the count before a lost attempt, '1' to keep
+--                                            '' or the count before a lost attempt (or that of
+--                                            a release made again, release_again.lua), '1' to keep
 --                                            the counter, '1' if it may grant the lock, the
 --                                            liveness keys' prefix
 --   leave          keys: marks, lock, base, token   arguments: owner:write, lease in ms, liveness
@@ -49,6 +50,7 @@
 -- include: next_token.lua
 -- include: hold_depth.lua
 -- include: reentry.lua
+-- include: release_again.lua
 -- include: fair_queue.lua
 -- include: rw_write.lua
 
@@ -252,6 +254,9 @@ end
 
 local function write_release(lock, base, marks, token_key, writer, lease, channel, retry_arg, keep, may_grant,
                              alive_prefix)
+  local newer
+  retry_arg, newer = retry_of_release(token_key, retry_arg)
+  if newer then return -2 end
   local held = redis.pcall('hget', lock, writer)
   if type(held) == 'table' then return held end
   local count = tonumber(held or '0') or 0
