@@ -144,7 +144,7 @@ inline void run_with_fault(lock_server const& redis, fault_scenario const& s) {
   fault_load_run const run{s.url, args, s.processes, s.available_within ? "wait" : "acquired"};
   run_through_fault(run, inject, [&](stress_group const& group) {
     if (s.available_within) {
-      auto const longest = longest_wait_for_a_grant_after(group, settled);
+      auto const longest = longest_wait_for_a_grant_after({&group}, settled);
       BOOST_TEST_REQUIRE(longest.has_value(), "no hold was granted after the fault");
       BOOST_TEST_MESSAGE(s.lock << ": free at most " << longest->count() << " ms at a time once the topology settled");
       BOOST_TEST((*longest <= *s.available_within), s.lock << ": free for " << longest->count()

@@ -128,13 +128,16 @@ inline void expect_tokens_rise_across(stress_group const& group, std::int64_t at
 // The longest time from `at` (CLOCK_MONOTONIC ns: a fault settled) on that the group's lock went
 // without a new grant: to the first grant after `at`, and between grants after it (each hold is
 // short and others wait, so a long gap is a lock that nobody could take). Empty if nothing was
-// granted after `at`.
-inline std::optional<std::chrono::milliseconds> longest_wait_for_a_grant_after(stress_group const& group,
-                                                                              std::int64_t at) {
+// granted after `at`. Groups that take one lock in different ways (readers and writers) count
+// together.
+inline std::optional<std::chrono::milliseconds> longest_wait_for_a_grant_after(
+    std::vector<stress_group const*> const& groups, std::int64_t at) {
   std::vector<std::int64_t> grants;
-  for (auto const& p : group) {
-    for (auto const& e : p->events("acquired")) {
-      if (auto const t = e.at("t_ns").as_int64(); t >= at) grants.push_back(t);
+  for (auto const* group : groups) {
+    for (auto const& p : *group) {
+      for (auto const& e : p->events("acquired")) {
+        if (auto const t = e.at("t_ns").as_int64(); t >= at) grants.push_back(t);
+      }
     }
   }
   if (grants.empty()) return std::nullopt;
