@@ -1,6 +1,6 @@
 // redisync: the command-line tool. Each subcommand lives in its own file.
 
-#include "cli/common.hpp"
+#include "cli/common/common.hpp"
 
 #include <exception>
 #include <iostream>
@@ -23,14 +23,16 @@ constexpr std::string_view usage =
     "usage: redisync <command> [options]   (redisync <command> --help for details)\n"
     "       redisync --version\n"
     "\n"
-    "commands:\n"
-    "  demo      a live demonstration of every primitive; starts its own redis-server without --redis\n"
-    "  stress    workers in this process hammer a lock, semaphore, multi-lock, election or latch and a\n"
-    "            counter; prints a JSON summary (--history: every event)\n"
+    "operations (a live server, read only):\n"
     "  inspect   what Redis holds for a name: holders, counts, TTL, token, waiters; permits; a latch's\n"
     "            count (--latch); an election's leader and changes (--election)\n"
     "  top       a live view of the locks matching a pattern, sorted by waiters (JSON lines without a\n"
     "            terminal)\n"
+    "\n"
+    "lab (load, measurements and pictures):\n"
+    "  demo      a live demonstration of every primitive; starts its own redis-server without --redis\n"
+    "  stress    workers in this process hammer a lock, semaphore, multi-lock, election or latch and a\n"
+    "            counter; prints a JSON summary (--history: every event)\n"
     "  bench     the workloads of WORKLOADS.md (W1-W6), L1, M1, E1 and S1-S5, one JSON line\n"
     "  timeline  an SVG picture of stress histories (--history files), with faults and checks\n";
 
