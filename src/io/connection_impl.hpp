@@ -44,6 +44,9 @@ struct connection::impl : std::enable_shared_from_this<impl> {
 
   // ---- lifecycle (lifecycle.cpp)
   boost::asio::awaitable<void> run_loop();
+  // Where to connect this time (a Sentinel's current master): into cfg_; on failure, `failure`
+  // says why in the resolver's own words.
+  boost::asio::awaitable<error_code> resolve_target(std::string& failure);
   boost::asio::awaitable<error_code> supervisor(backoff& delays);
   error_code check_handshake(response const& replies);
   resp::request handshake_request() const;

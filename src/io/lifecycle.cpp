@@ -26,6 +26,18 @@ asio::awaitable<error_code> sleep_for(std::chrono::milliseconds d, error_code re
 
 }  // namespace
 
+asio::awaitable<error_code> connection::impl::resolve_target(std::string& failure) {
+  if (!node_.resolve) co_return error_code{};
+  auto [ec, host, port] = co_await node_.resolve();
+  if (ec) {
+    failure = std::move(host);
+  } else {
+    cfg_.host = std::move(host);
+    cfg_.port = port;
+  }
+  co_return ec;
+}
+
 asio::awaitable<void> connection::impl::run_loop() {
   auto self = shared_from_this();
   backoff delays{cfg_.reconnect_delay_min, cfg_.reconnect_delay_max};
@@ -33,18 +45,7 @@ asio::awaitable<void> connection::impl::run_loop() {
   while (!stopping_) {
     ++connect_attempts_;
     std::string failure;
-    error_code ec;
-    if (node_.resolve) {
-      // Where to go this time (a Sentinel's current master); on failure, the text says why.
-      auto [rec, host, port] = co_await node_.resolve();
-      ec = rec;
-      if (ec) {
-        failure = std::move(host);
-      } else {
-        cfg_.host = std::move(host);
-        cfg_.port = port;
-      }
-    }
+    error_code ec = co_await resolve_target(failure);
     std::string const where = cfg_.endpoint();
     {
       std::lock_guard const lock{failure_mutex_};

@@ -54,4 +54,15 @@ std::string_view slot_tag(std::uint32_t slot) {
   return tags[slot & (cluster_slots - 1)];
 }
 
+std::string key_beside(std::string_view prefix, std::string_view name) {
+  bool const tagged = name.find('{') != std::string_view::npos;
+  std::string out;
+  out.reserve(prefix.size() + name.size() + 2);
+  out.append(prefix);
+  if (!tagged) out += '{';
+  out.append(name);
+  if (!tagged) out += '}';
+  return out;
+}
+
 }  // namespace redisync::detail::routing

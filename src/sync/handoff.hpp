@@ -6,8 +6,10 @@
 
 #include "sync/client_core.hpp"
 
+#include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace redisync::detail::sync {
 
@@ -46,5 +48,29 @@ inline void give_back_handoff_target(client_core& core, std::string const& chann
   target->woken = true;
   target->on_wake(true);
 }
+
+// The waiter a release hands over to while the release is on its way, if any: the release gives it
+// back to its queue when the hand-off does not happen (the call failed, or the server refused the
+// hand-off and the release is asked again without it), and takes it once the outcome is known.
+template <class Waiter>
+class handoff_target {
+ public:
+  template <class Accepts>
+  void choose(client_core& core, std::string const& channel, Accepts accepts, std::size_t reach = 1) {
+    target_ = take_handoff_target<Waiter>(core, channel, accepts, reach);
+  }
+  explicit operator bool() const noexcept { return target_ != nullptr; }
+  Waiter* operator->() const noexcept { return target_.get(); }
+  std::shared_ptr<Waiter> take() noexcept { return std::exchange(target_, nullptr); }
+  // Whether there was one to give back.
+  bool give_back(client_core& core, std::string const& channel) {
+    if (!target_) return false;
+    give_back_handoff_target(core, channel, take());
+    return true;
+  }
+
+ private:
+  std::shared_ptr<Waiter> target_;
+};
 
 }  // namespace redisync::detail::sync

@@ -1,15 +1,16 @@
 #include "primitives/election/campaign.hpp"
 
 #include "primitives/lock/protocol.hpp"
+#include "routing/hash_slot.hpp"
 
 #include <scripts.hpp>
 
 namespace redisync::detail::election_protocol {
 
-std::string lock_key_of(std::string_view name) { return lock_protocol::prefixed("redisync_election:", name); }
-std::string log_key_of(std::string_view name) { return lock_protocol::prefixed("redisync_election_log:", name); }
+std::string lock_key_of(std::string_view name) { return routing::key_beside("redisync_election:", name); }
+std::string log_key_of(std::string_view name) { return routing::key_beside("redisync_election_log:", name); }
 std::string channel_of(std::string_view name) {
-  return lock_protocol::prefixed("redisync_election__channel:", name);
+  return routing::key_beside("redisync_election__channel:", name);
 }
 
 campaign_acquire::campaign_acquire(std::string election, std::string value, std::shared_ptr<sync::client_core> core,

@@ -2,6 +2,7 @@
 
 #include "primitives/fair_lock/protocol.hpp"
 #include "primitives/lock/protocol.hpp"
+#include "sync/undo.hpp"
 
 #include <scripts.hpp>
 
@@ -58,8 +59,8 @@ void fair_acquire::undo(std::function<void()> then) {
   auto undo_all = [](std::shared_ptr<sync::client_core> core, script_args release, std::string name,
                      std::string owner, std::chrono::milliseconds lease) -> asio::awaitable<void> {
     co_await leave_queue(core, name, owner);
-    co_await lock_protocol::undo_with(core, scripts::fair_calls, std::move(release), std::move(name),
-                                      std::move(owner), lease);
+    co_await sync::undo_with(core, scripts::fair_calls, std::move(release), std::move(name),
+                             std::move(owner), lease);
   };
   core()->spawn_cleanup(undo_all(core(), std::move(release), name, args().owner, lease()), std::move(then));
 }

@@ -1,12 +1,13 @@
 #include "primitives/fair_lock/protocol.hpp"
 
 #include "primitives/lock/protocol.hpp"
+#include "routing/hash_slot.hpp"
 
 #include <scripts.hpp>
 
 namespace redisync::detail::fair_protocol {
 
-std::string queue_key_of(std::string_view name) { return lock_protocol::prefixed("redisync_fair_queue:", name); }
+std::string queue_key_of(std::string_view name) { return routing::key_beside("redisync_fair_queue:", name); }
 
 std::string member_of(std::string_view client, std::string_view owner) {
   std::string member;

@@ -1,6 +1,6 @@
 #include "primitives/latch/wait.hpp"
 
-#include "primitives/lock/protocol.hpp"
+#include "routing/hash_slot.hpp"
 #include "sync/launch_acquire.hpp"
 #include "sync/validate.hpp"
 
@@ -25,7 +25,7 @@ constexpr std::chrono::milliseconds latch_recheck{1000};
 }  // namespace
 
 std::string channel_of(std::string_view name) {
-  return lock_protocol::prefixed("redisson_countdownlatch__channel__", name);
+  return routing::key_beside("redisson_countdownlatch__channel__", name);
 }
 
 void start_wait(std::shared_ptr<sync::client_core> core, wait_args a, asio::any_completion_handler<wait_signature> h) {

@@ -1,14 +1,14 @@
 #include <redisync/lock.hpp>
 
-#include "primitives/fair_lock/acquire.hpp"
 #include "primitives/lock/acquire.hpp"
+#include "primitives/lock/kinds.hpp"
 #include "primitives/lock/queries.hpp"
 #include "primitives/lock/release.hpp"
-#include "primitives/rw_lock/acquire.hpp"
-#include "primitives/rw_lock/protocol.hpp"
 #include "sync/client_core.hpp"
 #include "sync/launch.hpp"
 #include "sync/replicas.hpp"
+
+#include <type_traits>
 
 namespace redisync {
 
@@ -22,7 +22,7 @@ asio::any_io_executor lock::get_executor() const {
 
 namespace {
 
-using detail::rw_protocol::field_of;  // a write side's hash field; any other lock's is the owner
+std::string field_of(lock_kind kind, std::string_view owner) { return proto::facts_of(kind).field_of(owner); }
 
 bool is_read_write(lock_kind kind) { return kind == lock_kind::read || kind == lock_kind::write; }
 
@@ -31,13 +31,12 @@ void start(std::shared_ptr<detail::sync::client_core> const& core, proto::acquir
            asio::any_completion_handler<Signature> caller) {
   // Made, not assigned: Asio 1.26's any_completion_handler move assignment recurses without end.
   asio::any_completion_handler<Signature> h = detail::sync::replicated_hold(core, a.name, std::move(caller));
-  switch (kind) {
-    case lock_kind::reentrant: return proto::start_acquire(core, std::move(a), std::move(h));
-    case lock_kind::fair: return detail::fair_protocol::start_acquire(core, std::move(a), std::move(h));
-    case lock_kind::read:
-    case lock_kind::write:
-      a.owner = field_of(kind, a.owner);
-      return detail::rw_protocol::start_acquire(kind, core, std::move(a), std::move(h));
+  auto const& facts = proto::facts_of(kind);
+  a.owner = facts.field_of(a.owner);
+  if constexpr (std::is_same_v<Signature, proto::acquire_signature>) {
+    facts.acquire(core, std::move(a), std::move(h));
+  } else {
+    facts.try_acquire(core, std::move(a), std::move(h));
   }
 }
 

@@ -1,21 +1,13 @@
 #include "primitives/lock/protocol.hpp"
 
+#include "routing/hash_slot.hpp"
+
 #include <limits>
 
 #include <scripts.hpp>
 
 namespace redisync::detail::lock_protocol {
 
-std::string prefixed(std::string_view prefix, std::string_view name) {
-  bool const tagged = name.find('{') != std::string_view::npos;
-  std::string out;
-  out.reserve(prefix.size() + name.size() + 2);
-  out.append(prefix);
-  if (!tagged) out += '{';
-  out.append(name);
-  if (!tagged) out += '}';
-  return out;
-}
 
 namespace {
 
@@ -40,9 +32,9 @@ lock_renewal const renewal_of_locks;
 
 }  // namespace
 
-std::string channel_of(std::string_view name) { return prefixed("redisson_lock__channel:", name); }
+std::string channel_of(std::string_view name) { return routing::key_beside("redisson_lock__channel:", name); }
 
-std::string token_key_of(std::string_view name) { return prefixed("redisson_lock_token:", name); }
+std::string token_key_of(std::string_view name) { return routing::key_beside("redisson_lock_token:", name); }
 
 sync::renewal_kind const& renewal() { return renewal_of_locks; }
 

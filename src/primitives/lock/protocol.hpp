@@ -16,9 +16,7 @@
 
 namespace redisync::detail::lock_protocol {
 
-// Key names (Redisson's): helper keys wrap the lock name in {} unless it has braces already, so
-// that every key of a lock hashes to the same cluster slot.
-std::string prefixed(std::string_view prefix, std::string_view name);
+// Key names (Redisson's), beside the lock in its slot (routing::key_beside).
 std::string channel_of(std::string_view name);
 std::string token_key_of(std::string_view name);
 

@@ -2,8 +2,8 @@
 
 #include "primitives/fair_lock/protocol.hpp"
 #include "primitives/lock/acquire.hpp"
+#include "primitives/lock/kinds.hpp"
 #include "primitives/rw_lock/protocol.hpp"
-#include "sync/handoff.hpp"
 #include "sync/validate.hpp"
 
 #include <scripts.hpp>
@@ -45,6 +45,7 @@ class lock_hold_kind final : public sync::hold_kind {
   lock_kind which_;
 };
 
+// In lock_kind's order: hold_kind_of indexes it.
 std::array<lock_hold_kind, 4> const hold_kinds{lock_hold_kind{lock_kind::reentrant}, lock_hold_kind{lock_kind::fair},
                                                lock_hold_kind{lock_kind::read}, lock_hold_kind{lock_kind::write}};
 
@@ -55,18 +56,11 @@ sync::release_op::params params_of(sync::client_core& core, std::string name, st
 
 }  // namespace
 
-sync::hold_kind const& hold_kind_of(lock_kind kind) {
-  for (auto const& k : hold_kinds) {
-    if (k.which() == kind) return k;
-  }
-  return hold_kinds.front();
-}
+sync::hold_kind const& hold_kind_of(lock_kind kind) { return hold_kinds[static_cast<std::size_t>(kind)]; }
 
 lock_kind lock_kind_of(sync::hold_state const& hold) {
-  for (auto const& k : hold_kinds) {
-    if (hold.kind == &k) return k.which();
-  }
-  return lock_kind::reentrant;
+  auto const* kind = dynamic_cast<lock_hold_kind const*>(hold.kind);
+  return kind != nullptr ? kind->which() : lock_kind::reentrant;
 }
 
 void start_release(std::shared_ptr<sync::client_core> core, std::string name, std::string owner,
@@ -102,7 +96,7 @@ void lock_release::start() {
     // Only while the owner holds nothing of the name here, and its acquires wait until it is done.
     if (core_->find_hold(key) || core_->unsettled().contains(key)) return;
     core_->unsettled().unsettle(key);
-    channel_ = kind_ == lock_kind::read || kind_ == lock_kind::write ? rw_protocol::channel_of(name) : channel_of(name);
+    channel_ = facts_of(kind_).channel_of(name);
     return send();
   }
   auto self = std::static_pointer_cast<lock_release>(shared_from_this());
@@ -113,12 +107,7 @@ void lock_release::begin() {
   auto const& name = args().name;
   if (!hold_) hold_ = core_->find_hold(sync::hold_key(args().owner, name));
   if (hold_) kind_ = lock_kind_of(*hold_);
-  switch (kind_) {
-    case lock_kind::reentrant:
-    case lock_kind::fair: channel_ = channel_of(name); break;
-    case lock_kind::read:
-    case lock_kind::write: channel_ = rw_protocol::channel_of(name); break;
-  }
+  channel_ = facts_of(kind_).channel_of(name);
   if (hold_ && !hold_->active()) return complete(error::lease_lost);
   if (hold_ && !level_) {
     // Through the lock handle: the innermost level a guard of this client holds.
@@ -151,10 +140,8 @@ void lock_release::choose_handoff_target() {
   auto const same_kind = [kind = kind_](lock_acquire const& head) {
     return head.kind() == kind && head.takes_handoffs();
   };
-  target_ = sync::take_handoff_target<lock_acquire>(*core_, channel_, same_kind);
+  target_.choose(*core_, channel_, same_kind);
 }
-
-void lock_release::give_back_target() { sync::give_back_handoff_target(*core_, channel_, std::exchange(target_, nullptr)); }
 
 io::outgoing lock_release::call(bool retry, bool by_digest) {
   // Every retry names the count from before the first call whose outcome was lost; a release
@@ -186,14 +173,13 @@ io::outgoing lock_release::call(bool retry, bool by_digest) {
 }
 
 std::string lock_release::retry_argument() const {
-  bool const names_its_hold = again_ && kind_ != lock_kind::read;
+  bool const names_its_hold = again_ && facts_of(kind_).own_token;
   return lock_protocol::retry_argument(retry_of_, names_its_hold ? std::optional{again_token_} : std::nullopt);
 }
 
-script const& lock_release::release_script() const {
-  if (kind_ == lock_kind::fair) return scripts::fair_calls;
-  return hands_over() ? scripts::lock_calls : scripts::rw_calls;
-}
+script const& lock_release::release_script() const { return *facts_of(kind_).release_script; }
+
+bool lock_release::hands_over() const noexcept { return facts_of(kind_).hands_over; }
 
 io::outgoing lock_release::fair_call(bool by_digest) const {
   auto const args = fair_protocol::release_args(
@@ -237,14 +223,12 @@ bool lock_release::goes_on_in_background() const {
 bool lock_release::ask_less() {
   // The server refused the hand-off (its new fencing token: out of memory, TOKENLIMIT); a plain
   // release writes nothing new. The waiter tries when the unlock message comes.
-  if (!target_) return false;
-  give_back_target();
-  return true;
+  return target_.give_back(*core_, channel_);
 }
 
 void lock_release::call_failed() {
   // The waiter chosen for the hand-off would otherwise wait for it for ever.
-  if (target_) give_back_target();
+  target_.give_back(*core_, channel_);
 }
 
 void lock_release::succeeded() {
@@ -254,7 +238,7 @@ void lock_release::succeeded() {
   }
   std::shared_ptr<lock_acquire> new_holder;
   auto const& outcome = outcome_;
-  if (auto target = std::exchange(target_, nullptr)) {
+  if (auto target = target_.take()) {
     target->handoff_pending = false;
     if (outcome.handoff_token) {
       ++core_->handoffs;
@@ -269,7 +253,7 @@ void lock_release::succeeded() {
       core_->queue(channel_).push_front(target);
       core_->count_waiter(1);
       // A fair lock's waiter that was not the head waits to be called; a lock's tries at once.
-      if (kind_ != lock_kind::fair) {
+      if (!facts_of(kind_).called_in_turn) {
         target->woken = true;
         target->on_wake(true);
       }

@@ -8,6 +8,7 @@
 // outcome was lost; and what the outcome means for the hold, whose renewal stops meanwhile.
 
 #include "primitives/lock/protocol.hpp"
+#include "sync/handoff.hpp"
 #include "sync/hold_kind.hpp"
 #include "sync/release_op.hpp"
 
@@ -54,12 +55,11 @@ class lock_release final : public sync::release_op {
  private:
   void begin();
   void choose_handoff_target();
-  void give_back_target();
   // A fair lock's release: the next waiter of the server's queue is called; no local hand-off.
   io::outgoing fair_call(bool by_digest) const;
   // A read-write lock's: its message wakes the waiters of either side.
   io::outgoing rw_call(bool by_digest) const;
-  bool hands_over() const noexcept { return kind_ == lock_kind::reentrant || kind_ == lock_kind::fair; }
+  bool hands_over() const noexcept;
   io::error_code apply(release_outcome const& out);
   std::string retry_argument() const;
 
@@ -81,7 +81,7 @@ class lock_release final : public sync::release_op {
   std::shared_ptr<sync::hold_state> hold_;
   std::shared_ptr<sync::hold_level> level_;
   pending_handler<void(io::error_code)> handler_;
-  std::shared_ptr<lock_acquire> target_;  // the local waiter the lock is handed to, if any
+  sync::handoff_target<lock_acquire> target_;  // the local waiter the lock is handed to, if any
   release_outcome outcome_;                // of the reply read
   std::optional<std::int64_t> retry_of_;   // the count before a call whose outcome was lost
   std::optional<std::string> again_;       // why this is a release made again (make_again)

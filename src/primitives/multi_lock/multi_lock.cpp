@@ -1,7 +1,7 @@
 #include <redisync/multi_lock.hpp>
 
+#include "primitives/lock/kinds.hpp"
 #include "primitives/multi_lock/take.hpp"
-#include "primitives/rw_lock/protocol.hpp"
 #include "sync/client_core.hpp"
 #include "sync/launch.hpp"
 #include "sync/replicas.hpp"
@@ -52,9 +52,10 @@ error_code check(std::string const& owner, std::vector<lock> const& members, boo
   std::set<std::string_view> names;
   for (auto const& m : members) {
     if (auto ec = detail::sync::validate_name(m.name())) return ec;
-    // A read is shared: a multi-lock takes exclusive locks only. Each name once, of this owner and
-    // this client.
-    if (m.kind() == lock_kind::read || m.owner_id() != owner || !names.insert(m.name()).second) {
+    // A read is shared: a multi-lock takes exclusive locks only (kinds it has an operation for).
+    // Each name once, of this owner and this client.
+    bool const exclusive = !detail::lock_protocol::facts_of(m.kind()).multi_operation.empty();
+    if (!exclusive || m.owner_id() != owner || !names.insert(m.name()).second) {
       return error::invalid_argument;
     }
   }
@@ -71,7 +72,7 @@ std::vector<proto::member> in_global_order(detail::sync::client_core& core, std:
   std::vector<proto::member> ordered;
   for (auto const p : positions) {
     auto const& m = members[p];
-    ordered.push_back({m.name(), detail::rw_protocol::field_of(m.kind(), m.owner_id()), m.kind(),
+    ordered.push_back({m.name(), detail::lock_protocol::facts_of(m.kind()).field_of(m.owner_id()), m.kind(),
                        core.router().slot_of(m.name())});
   }
   return ordered;

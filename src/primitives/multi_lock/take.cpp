@@ -1,12 +1,13 @@
 #include "primitives/multi_lock/take.hpp"
 
-#include "primitives/fair_lock/protocol.hpp"
 #include "primitives/lock/acquire.hpp"
+#include "primitives/lock/kinds.hpp"
 #include "primitives/lock/protocol.hpp"
 #include "primitives/lock/release.hpp"
-#include "primitives/rw_lock/protocol.hpp"
 #include "script/runner.hpp"
+#include "sync/grant.hpp"
 #include "sync/lease_registry.hpp"
+#include "sync/undo.hpp"
 
 #include <scripts.hpp>
 
@@ -16,31 +17,6 @@ namespace asio = boost::asio;
 using io::error_code;
 
 namespace {
-
-char const* kind_argument(lock_kind kind) {
-  switch (kind) {
-    case lock_kind::fair: return "fair";
-    case lock_kind::write: return "write";
-    case lock_kind::reentrant:
-    case lock_kind::read: break;
-  }
-  return "lock";
-}
-
-std::string channel_of(member const& m) {
-  return m.kind == lock_kind::write ? rw_protocol::channel_of(m.name) : lock_protocol::channel_of(m.name);
-}
-
-// The third key of a member: its queue, its marks, or the lock again.
-std::string extra_key_of(member const& m) {
-  switch (m.kind) {
-    case lock_kind::fair: return fair_protocol::queue_key_of(m.name);
-    case lock_kind::write: return rw_protocol::marks_key_of(m.name);
-    case lock_kind::reentrant:
-    case lock_kind::read: break;
-  }
-  return m.name;
-}
 
 // What the owner holds of each member before the call: the hold it nests in, if any.
 struct before {
@@ -56,35 +32,19 @@ script_args call_args(sync::client_core& core, std::vector<member const*> const&
   args.argv = {core.cfg().persistent_fencing_counter ? "1" : "", core.id(), core.liveness().alive_prefix(slot)};
   for (std::size_t i = 0; i < members.size(); ++i) {
     auto const& m = *members[i];
-    args.keys.insert(args.keys.end(), {m.name, lock_protocol::token_key_of(m.name), extra_key_of(m)});
-    args.argv.insert(args.argv.end(), {kind_argument(m.kind), m.field, std::to_string(was[i].lease.count()),
-                                       retry ? std::to_string(was[i].count) : ""});
+    auto const& facts = lock_protocol::facts_of(m.kind);
+    args.keys.insert(args.keys.end(), {m.name, lock_protocol::token_key_of(m.name), facts.multi_key_of(m.name)});
+    args.argv.insert(args.argv.end(), {std::string{facts.multi_operation}, m.field,
+                                       std::to_string(was[i].lease.count()), retry ? std::to_string(was[i].count) : ""});
   }
   return args;
 }
 
 // Releases the level a call may have added to member `m` (the hold count says whether it did).
 asio::awaitable<void> undo_member(std::shared_ptr<sync::client_core> core, member const& m, before const& was) {
-  auto const watchdog_lease = core->cfg().watchdog_lease;
-  switch (m.kind) {
-    case lock_kind::fair:
-      co_await lock_protocol::undo_with(
-          core, scripts::fair_calls,
-          fair_protocol::release_args(*core, m.name, m.field, watchdog_lease,
-                                      lock_protocol::retry_argument(was.count + 1), {}, {}), m.name, m.field,
-          was.lease);
-      co_return;
-    case lock_kind::write:
-      co_await lock_protocol::undo_with(
-          core, scripts::rw_calls,
-          rw_protocol::release_args(*core, lock_kind::write, m.name, m.field, watchdog_lease,
-                                    lock_protocol::retry_argument(was.count + 1)), m.name,
-          m.field, was.lease);
-      co_return;
-    case lock_kind::reentrant:
-    case lock_kind::read: break;
-  }
-  co_await lock_protocol::undo_acquire(core, m.name, m.field, was.count, was.lease);
+  auto const& facts = lock_protocol::facts_of(m.kind);
+  co_await sync::undo_with(core, *facts.release_script, facts.undo_args(*core, m.name, m.field, was.count),
+                           m.name, m.field, was.lease);
 }
 
 asio::awaitable<void> undo_all(std::shared_ptr<sync::client_core> core, std::vector<member> members,
@@ -158,12 +118,13 @@ asio::awaitable<take_outcome> take(std::shared_ptr<sync::client_core> core, std:
       auto const& m = *members[i];
       auto hold = was[i].hold;
       if (!hold) {
-        hold = lock_protocol::new_hold_of(m.name, m.field, channel_of(m), m.slot, lock_protocol::renewal(),
+        auto const& facts = lock_protocol::facts_of(m.kind);
+        hold = sync::new_hold(m.name, m.field, facts.channel_of(m.name), m.slot, lock_protocol::renewal(),
                                           lock_protocol::hold_kind_of(m.kind), was[i].lease, !lease.has_value());
-        hold->counted_as = lock_protocol::primitive_of(m.kind);
+        hold->counted_as = facts.counted_as;
       }
-      lock_protocol::grant_hold(*core, hold, grants[i].token, grants[i].count, sent);
-      out.guards.push_back(lock_protocol::guard_for(core, hold));
+      sync::grant_hold(*core, hold, grants[i].token, grants[i].count, sent);
+      out.guards.push_back(sync::guard_for(core, hold));
     }
     co_return out;
   }

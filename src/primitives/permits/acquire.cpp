@@ -1,23 +1,22 @@
 #include "primitives/permits/acquire.hpp"
 
 #include "primitives/permits/protocol.hpp"
+#include "sync/undo.hpp"
 
 #include <scripts.hpp>
-
 
 namespace redisync::detail::permits_protocol {
 
 namespace asio = boost::asio;
 using io::error_code;
 
-
 void start_acquire(std::int64_t count, bool fair, std::shared_ptr<sync::client_core> core,
-                   lock_protocol::acquire_args a, asio::any_completion_handler<lock_protocol::acquire_signature> h) {
+                   sync::hold_request a, asio::any_completion_handler<sync::acquire_signature> h) {
   sync::launch_acquire<permits_acquire>(std::move(core), std::move(a), std::move(h), count, fair);
 }
 
 void start_acquire(std::int64_t count, bool fair, std::shared_ptr<sync::client_core> core,
-                   lock_protocol::acquire_args a, asio::any_completion_handler<lock_protocol::try_acquire_signature> h) {
+                   sync::hold_request a, asio::any_completion_handler<sync::try_acquire_signature> h) {
   sync::launch_acquire<permits_acquire>(std::move(core), std::move(a), std::move(h), count, fair);
 }
 
@@ -45,12 +44,12 @@ asio::awaitable<void> leave_queue(std::shared_ptr<sync::client_core> core, std::
 }
 
 permits_acquire::permits_acquire(std::int64_t count, bool fair, std::shared_ptr<sync::client_core> core,
-                                 lock_protocol::acquire_args a, handler_type handler)
-    : lock_acquire{channel_of(a.name), std::move(core), std::move(a), std::move(handler)}, count_{count}, fair_{fair} {}
+                                 sync::hold_request a, handler_type handler)
+    : hold_acquire{channel_of(a.name), std::move(core), std::move(a), std::move(handler)}, count_{count}, fair_{fair} {}
 
 error_code permits_acquire::check_arguments() const {
   if (count_ < 1 || count_ > most_permits) return error::invalid_argument;
-  return lock_acquire::check_arguments();
+  return hold_acquire::check_arguments();
 }
 
 script const& permits_acquire::attempt_script() const { return scripts::permits_calls; }
@@ -87,7 +86,7 @@ permits_acquire::outcome permits_acquire::read(error_code ec, io::response& repl
     if (fair_) enlist_liveness();
     return {outcome_kind::busy, {}, std::chrono::milliseconds{answer.bound}};
   }
-  // A grant past its deadline is never returned (see lock_acquire::read).
+  // A grant past its deadline is never returned: confirming it renews the lease.
   if (too_late(sent())) return {outcome_kind::unknown};
   grant(answer.token, count_, sent());
   return {outcome_kind::granted};
@@ -110,8 +109,8 @@ void permits_acquire::undo(std::function<void()> then) {
   auto undo_all = [](std::shared_ptr<sync::client_core> core, script_args release, std::string name, std::string id,
                      std::chrono::milliseconds lease, bool fair) -> asio::awaitable<void> {
     if (fair) co_await leave_queue(core, name, id);
-    co_await lock_protocol::undo_with(core, scripts::permits_calls, std::move(release), std::move(name), std::move(id),
-                                      lease);
+    co_await sync::undo_with(core, scripts::permits_calls, std::move(release), std::move(name), std::move(id),
+                             lease);
   };
   core()->spawn_cleanup(undo_all(core(), std::move(release), name, args().owner, lease(), fair_), std::move(then));
 }
@@ -121,7 +120,7 @@ void permits_acquire::complete(error_code ec, bool granted) {
   if (leave_liveness() && !granted && !core()->stopped()) {
     core()->spawn_cleanup(leave_queue(core(), args().name, args().owner));
   }
-  lock_acquire::complete(ec, granted);
+  hold_acquire::complete(ec, granted);
 }
 
 }  // namespace redisync::detail::permits_protocol

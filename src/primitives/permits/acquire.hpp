@@ -1,11 +1,12 @@
 #pragma once
 
-// Acquiring leased permits: the lock's acquire loop and hold (a permit is a hold whose owner is its
-// id, so the watchdog, loss, fencing and guards are the lock's) with permits_calls.lua's `acquire`;
+// Acquiring leased permits: the core's hold acquire (a permit is a hold whose owner is its id, so
+// the watchdog, loss, fencing and guards are every hold's) with permits_calls.lua's `acquire`;
 // waiters sleep until a release or an ended lease frees permits, or until the first lease ends.
 
-#include "primitives/lock/acquire.hpp"
 #include "primitives/permits/protocol.hpp"
+#include "sync/hold_acquire.hpp"
+#include "sync/launch_acquire.hpp"
 
 namespace redisync::detail::permits_protocol {
 
@@ -13,13 +14,14 @@ namespace redisync::detail::permits_protocol {
 // the scripts' Lua numbers).
 inline constexpr std::int64_t most_permits = std::int64_t{1} << 40;
 
-class permits_acquire final : public lock_protocol::lock_acquire {
+class permits_acquire final : public sync::hold_acquire {
  public:
   // `a.owner` is the id of the new permit (new_permit_id); `fair`: waiters queue on the server.
   permits_acquire(std::int64_t count, bool fair, std::shared_ptr<sync::client_core> core,
-                  lock_protocol::acquire_args a, handler_type handler);
+                  sync::hold_request a, handler_type handler);
 
   std::int64_t count() const noexcept { return count_; }
+  std::optional<primitive> counted_as() const override { return fair_ ? primitive::fair_permits : primitive::permits; }
   // A release of this client passed its permits on to this waiter with `token`, in a call sent at
   // `sent`; false if too late to count (acquire_op::confirm_grant then asks the server).
   bool take_permits(std::uint64_t token, sync::clock_type::time_point sent);
@@ -28,7 +30,6 @@ class permits_acquire final : public lock_protocol::lock_acquire {
   io::error_code check_arguments() const override;
   sync::renewal_kind const& hold_renewal() const override { return renewal(); }
   sync::hold_kind const& kind_of_hold() const override { return permit_hold_kind(fair_); }
-  std::optional<primitive> counted_as() const override { return fair_ ? primitive::fair_permits : primitive::permits; }
   bool queues_on_server() const override { return fair_; }
   script const& attempt_script() const override;
   // Messages carry the number of permits freed; for fair permits, the head called by name.
@@ -44,10 +45,10 @@ class permits_acquire final : public lock_protocol::lock_acquire {
 };
 
 void start_acquire(std::int64_t count, bool fair, std::shared_ptr<sync::client_core> core,
-                   lock_protocol::acquire_args a, boost::asio::any_completion_handler<lock_protocol::acquire_signature> h);
+                   sync::hold_request a, boost::asio::any_completion_handler<sync::acquire_signature> h);
 void start_acquire(std::int64_t count, bool fair, std::shared_ptr<sync::client_core> core,
-                   lock_protocol::acquire_args a,
-                   boost::asio::any_completion_handler<lock_protocol::try_acquire_signature> h);
+                   sync::hold_request a,
+                   boost::asio::any_completion_handler<sync::try_acquire_signature> h);
 
 // The call that gives a permit back (permits_calls.lua's `release`), safe to repeat; for fair
 // permits, their queue's part (`release-fair`: the head is called by name).

@@ -1,6 +1,6 @@
 #include "primitives/permits/protocol.hpp"
 
-#include "primitives/lock/protocol.hpp"
+#include "routing/hash_slot.hpp"
 
 #include <scripts.hpp>
 
@@ -38,11 +38,11 @@ permits_renewal_kind const renewal_of_permits;
 
 }  // namespace
 
-std::string leases_key_of(std::string_view name) { return lock_protocol::prefixed("redisync_permits_leases:", name); }
-std::string holders_key_of(std::string_view name) { return lock_protocol::prefixed("redisync_permits_holders:", name); }
-std::string token_key_of(std::string_view name) { return lock_protocol::prefixed("redisync_permits_token:", name); }
-std::string channel_of(std::string_view name) { return lock_protocol::prefixed("redisync_permits__channel:", name); }
-std::string queue_key_of(std::string_view name) { return lock_protocol::prefixed("redisync_permits_queue:", name); }
+std::string leases_key_of(std::string_view name) { return routing::key_beside("redisync_permits_leases:", name); }
+std::string holders_key_of(std::string_view name) { return routing::key_beside("redisync_permits_holders:", name); }
+std::string token_key_of(std::string_view name) { return routing::key_beside("redisync_permits_token:", name); }
+std::string channel_of(std::string_view name) { return routing::key_beside("redisync_permits__channel:", name); }
+std::string queue_key_of(std::string_view name) { return routing::key_beside("redisync_permits_queue:", name); }
 
 std::string new_permit_id(std::string_view owner) {
   static std::atomic<std::uint64_t> next{1};

@@ -1,8 +1,7 @@
 #include "primitives/permits/release.hpp"
 
 #include "primitives/permits/acquire.hpp"
-#include "primitives/lock/acquire.hpp"
-#include "sync/handoff.hpp"
+#include "sync/undo.hpp"
 
 #include <scripts.hpp>
 
@@ -28,8 +27,8 @@ class permits_hold_kind final : public sync::hold_kind {
   void release_again(std::shared_ptr<sync::client_core> core, std::shared_ptr<sync::hold_state> const& hold,
                      std::string_view why) const override {
     auto release = release_args(*core, hold->name, hold->owner, fair_);
-    core->spawn_cleanup(lock_protocol::undo_with(core, scripts::permits_calls, std::move(release), hold->name,
-                                                 hold->owner, hold->lease, std::string{why}),
+    core->spawn_cleanup(sync::undo_with(core, scripts::permits_calls, std::move(release), hold->name,
+                                        hold->owner, hold->lease, std::string{why}),
                         [] {});
   }
 
@@ -73,10 +72,8 @@ void permit_release::start() {
 void permit_release::choose_handoff_target() {
   auto const any = [](permits_acquire const&) { return true; };
   // Fair permits go to the server's head of the queue only: this client's first waiter, if any.
-  target_ = sync::take_handoff_target<permits_acquire>(*core_, channel_, any, fair_ ? 1 : handoff_reach);
+  target_.choose(*core_, channel_, any, fair_ ? 1 : handoff_reach);
 }
-
-void permit_release::give_back_target() { sync::give_back_handoff_target(*core_, channel_, std::exchange(target_, nullptr)); }
 
 script const& permit_release::release_script() const { return scripts::permits_calls; }
 
@@ -115,27 +112,20 @@ bool permit_release::goes_on_in_background() const {
   return hold_->active() && level_->state == sync::level_state::releasing && !core_->stopped();
 }
 
-bool permit_release::ask_less() {
-  if (!target_) return false;
-  give_back_target();
-  return true;
-}
+bool permit_release::ask_less() { return target_.give_back(*core_, channel_); }
 
-void permit_release::call_failed() {
-  if (target_) give_back_target();
-}
+void permit_release::call_failed() { target_.give_back(*core_, channel_); }
 
 void permit_release::succeeded() {
-  if (auto target = std::exchange(target_, nullptr)) {
+  if (auto target = target_.take()) {
     target->handoff_pending = false;
     if (outcome_ != 1) {
-      target_ = std::move(target);
-      give_back_target();
+      sync::give_back_handoff_target(*core_, channel_, std::move(target));
     } else if (target->done()) {
       // The waiter gave up while the permits were on their way: they go back.
-      core_->spawn_cleanup(lock_protocol::undo_with(core_, scripts::permits_calls,
-                                                    release_args(*core_, args().name, target->owner(), fair_), args().name,
-                                                    std::string{target->owner()}, target->lease()),
+      core_->spawn_cleanup(sync::undo_with(core_, scripts::permits_calls,
+                                           release_args(*core_, args().name, target->owner(), fair_), args().name,
+                                           std::string{target->owner()}, target->lease()),
                            [] {});
     } else {
       ++core_->queue(channel_).consecutive_handoffs;

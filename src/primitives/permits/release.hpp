@@ -7,6 +7,7 @@
 // message and no attempt of its own, unless too few permits are free for it.
 
 #include "primitives/permits/protocol.hpp"
+#include "sync/handoff.hpp"
 #include "sync/hold_kind.hpp"
 #include "sync/release_op.hpp"
 
@@ -32,8 +33,6 @@ class permit_release final : public sync::release_op {
   void complete(io::error_code ec) override;
 
   void choose_handoff_target();
-  // The chosen waiter did not get the permits: back to the head of the queue, and it tries.
-  void give_back_target();
 
   std::shared_ptr<sync::client_core> core_;
   std::shared_ptr<sync::hold_state> hold_;
@@ -41,8 +40,8 @@ class permit_release final : public sync::release_op {
   pending_handler<void(io::error_code)> handler_;
   bool fair_;
   std::string channel_;
-  std::shared_ptr<permits_acquire> target_;  // the waiter the permits go on to, if any
-  std::int64_t outcome_ = 0;                 // of the reply read: 0 given back, -1 not held, 1 passed on
+  sync::handoff_target<permits_acquire> target_;  // the waiter the permits go on to, if any
+  std::int64_t outcome_ = 0;  // of the reply read: 0 given back, -1 not held, 1 passed on
   std::uint64_t handoff_token_ = 0;
   bool repeated_ = false;     // a call was sent again after its outcome was lost
   sync::work_ticket in_progress_;

@@ -1,6 +1,7 @@
 #include "primitives/rw_lock/acquire.hpp"
 
 #include "primitives/rw_lock/protocol.hpp"
+#include "sync/undo.hpp"
 
 #include <scripts.hpp>
 
@@ -94,8 +95,8 @@ void rw_acquire::undo(std::function<void()> then) {
   auto undo_all = [](std::shared_ptr<sync::client_core> core, script_args release, std::string name,
                      std::string owner, std::chrono::milliseconds lease, bool marked) -> asio::awaitable<void> {
     if (marked) co_await leave_marks(core, name, owner, lease, false);
-    co_await lock_protocol::undo_with(core, scripts::rw_calls, std::move(release), std::move(name), std::move(owner),
-                                      lease);
+    co_await sync::undo_with(core, scripts::rw_calls, std::move(release), std::move(name), std::move(owner),
+                             lease);
   };
   core()->spawn_cleanup(undo_all(core(), std::move(release), name, args().owner, lease(), marked_), std::move(then));
 }

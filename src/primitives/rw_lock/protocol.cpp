@@ -3,6 +3,8 @@
 #include "primitives/lock/acquire.hpp"
 #include "primitives/lock/protocol.hpp"
 #include "primitives/rw_lock/acquire.hpp"
+#include "routing/hash_slot.hpp"
+#include "sync/undo.hpp"
 
 #include <scripts.hpp>
 
@@ -85,10 +87,10 @@ std::optional<writer_mark> read_mark(std::string_view after_client) {
   return writer_mark{*lease, after_client};
 }
 
-std::string channel_of(std::string_view name) { return lock_protocol::prefixed("redisson_rwlock:", name); }
+std::string channel_of(std::string_view name) { return routing::key_beside("redisson_rwlock:", name); }
 
 std::string marks_key_of(std::string_view name) {
-  return lock_protocol::prefixed("redisync_rwlock_writers:", name);
+  return routing::key_beside("redisync_rwlock_writers:", name);
 }
 
 std::string timeout_base_of(std::string_view name) {
@@ -155,8 +157,8 @@ boost::asio::awaitable<void> leave_marks(std::shared_ptr<sync::client_core> core
                    {"leave", writer, std::to_string(lease.count()), std::to_string(liveness.liveness().count()),
                     channel_of(name), core->cfg().persistent_fencing_counter ? "1" : "", release_grant ? "1" : "",
                     core->id(), liveness.alive_prefix(core->router().slot_of(name))}};
-  co_await lock_protocol::undo_with(std::move(core), scripts::rw_calls, std::move(args), std::move(name),
-                                    std::move(writer), lease);
+  co_await sync::undo_with(std::move(core), scripts::rw_calls, std::move(args), std::move(name),
+                           std::move(writer), lease);
 }
 
 }  // namespace redisync::detail::rw_protocol

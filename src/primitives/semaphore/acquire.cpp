@@ -1,8 +1,8 @@
 #include "primitives/semaphore/acquire.hpp"
 
-#include "primitives/lock/acquire.hpp"
-#include "primitives/lock/protocol.hpp"
+#include "routing/hash_slot.hpp"
 #include "sync/launch_acquire.hpp"
+#include "sync/undo.hpp"
 #include "sync/validate.hpp"
 
 #include <scripts.hpp>
@@ -15,10 +15,10 @@ namespace redisync::detail::semaphore_protocol {
 namespace asio = boost::asio;
 using io::error_code;
 
-std::string channel_of(std::string_view name) { return lock_protocol::prefixed("redisson_sc:", name); }
+std::string channel_of(std::string_view name) { return routing::key_beside("redisson_sc:", name); }
 
 std::string trace_key_of(std::string_view name, std::string_view client_id) {
-  return lock_protocol::prefixed("redisync_sc_trace:", name) + ":" + std::string{client_id};
+  return routing::key_beside("redisync_sc_trace:", name) + ":" + std::string{client_id};
 }
 
 // Few enough that a call stays small; a client learns one outcome per call it makes, so the list
@@ -131,8 +131,8 @@ void semaphore_acquire::undo_late_grant(error_code ec, io::response const& repli
 void semaphore_acquire::undo(std::function<void()> then) {
   auto const& name = args().name;
   script_args release{{name, trace_}, {"undo", channel_of(name), id_}};
-  core_->spawn_cleanup(lock_protocol::undo_with(core_, scripts::semaphore_calls, std::move(release), name,
-                                                args().owner, trace_lifetime * 9 / 10),
+  core_->spawn_cleanup(sync::undo_with(core_, scripts::semaphore_calls, std::move(release), name,
+                                       args().owner, trace_lifetime * 9 / 10),
                        std::move(then));
 }
 
