@@ -37,6 +37,10 @@ void grant_hold(client_core& core, std::shared_ptr<hold_state> const& hold, std:
   core.leases().schedule_validity_check(hold);
 }
 
+std::string count_argument(bool retry, std::int64_t count_before) {
+  return retry || count_before > 0 ? std::to_string(count_before) : std::string{};
+}
+
 held guard_for(std::shared_ptr<client_core> const& core, std::shared_ptr<hold_state> const& hold) {
   return held_access::make(core, hold, hold->add_level(), hold->token);
 }

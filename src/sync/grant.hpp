@@ -26,6 +26,13 @@ std::shared_ptr<hold_state> new_hold(std::string name, std::string owner, std::s
 void grant_hold(client_core& core, std::shared_ptr<hold_state> const& hold, std::uint64_t token, std::int64_t count,
                 clock_type::time_point sent);
 
+// The count an attempt names for the owner's levels on the client's books: '' for a first attempt of
+// an owner that holds nothing of the name (the common case, and the shortest call), else the count
+// before the attempt (a nested acquire, or a retry of one whose outcome was lost). A script that
+// is told the owner holds nothing takes over any level of the owner it finds (left by a release a
+// failover lost) instead of re-entering it, so the hold's release frees the lock.
+std::string count_argument(bool retry, std::int64_t count_before);
+
 // A guard for a new level of `hold`.
 held guard_for(std::shared_ptr<client_core> const& core, std::shared_ptr<hold_state> const& hold);
 

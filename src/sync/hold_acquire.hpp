@@ -11,6 +11,7 @@
 
 #include "sync/acquire_op.hpp"
 #include "sync/client_core.hpp"
+#include "sync/grant.hpp"
 #include "sync/hold.hpp"
 
 #include <chrono>
@@ -76,6 +77,8 @@ class hold_acquire : public acquire_op {
   // The hold record of an owner that held nothing yet, made when the hold is granted.
   hold_state& new_hold();
   std::int64_t count_before() const noexcept { return count_before_; }
+  // sync::count_argument of this attempt.
+  std::string count_argument(bool retry) const { return sync::count_argument(retry, count_before_); }
   std::shared_ptr<client_core> const& core() const noexcept { return core_; }
 
  private:

@@ -417,3 +417,85 @@ BOOST_FIXTURE_TEST_CASE(a_release_made_again_frees_the_hold_it_names_and_never_t
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(levels_left_by_a_lost_release)
+
+// A release acknowledged by a master that then stopped being master leaves the owner's level on
+// its successor. The owner's next acquire must not re-enter that level: its release would free
+// only the level it knows of, and the one left would keep the lock held by no one for a lease
+// (seen in two Sentinel failovers under load: no grant for 10,013 ms). An acquire by an owner that
+// holds nothing of the name here takes such a level over as a fresh hold (count 1, a new token),
+// whatever its kind; a nested acquire still re-enters.
+BOOST_FIXTURE_TEST_CASE(a_fresh_acquire_takes_over_a_level_a_lost_release_left_and_its_release_frees_the_lock,
+                        lock_env) {
+  namespace rw = redisync::detail::rw_protocol;
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto const me = c.new_owner();
+    struct side {
+      redisync::lock lock;
+      std::string field;
+      std::vector<std::string> stale;  // the hash as the lost release left it
+    };
+    std::vector<side> sides{
+        {me.lock("left-plain"), me.id(), {me.id(), "2"}},
+        {me.fair_lock("left-fair"), me.id(), {me.id(), "1"}},
+        {me.read_write_lock("left-write").write(), me.id() + ":write", {"mode", "write", me.id() + ":write", "2"}},
+        {me.read_write_lock("left-read").read(), me.id(), {"mode", "read", me.id(), "2"}}};
+    for (auto& s : sides) {
+      auto const name = s.lock.name();
+      BOOST_TEST_CONTEXT(name) {
+        auto first = co_await s.lock.acquire(asio::use_awaitable);
+        auto const first_token = first.token();
+        co_await first.release(asio::use_awaitable);
+        std::vector<std::string> hset{"HSET", name};
+        hset.insert(hset.end(), s.stale.begin(), s.stale.end());
+        redis.command(hset);
+        redis.command({"PEXPIRE", name, "30000"});
+        bool const read = s.lock.kind() == redisync::lock_kind::read;
+        if (read) {
+          for (auto const* level : {"1", "2"}) {
+            redis.command({"SET", rw::timeout_base_of(name) + ":" + me.id() + ":rwlock_timeout:" + level, "1", "PX",
+                           "30000"});
+          }
+        }
+        auto next = co_await s.lock.acquire(asio::use_awaitable);
+        BOOST_TEST(redisync::test::hget_count(redis, name, s.field) == 1);
+        if (!read) BOOST_TEST(next.token() > first_token);
+        auto nested = co_await s.lock.acquire(asio::use_awaitable);
+        BOOST_TEST(redisync::test::hget_count(redis, name, s.field) == 2);
+        co_await nested.release(asio::use_awaitable);
+        co_await next.release(asio::use_awaitable);
+        BOOST_TEST(redis.command({"EXISTS", name}).integer() == 0);
+        if (read) {
+          BOOST_TEST(redis.command({"EXISTS", rw::timeout_base_of(name) + ":" + me.id() + ":rwlock_timeout:2"})
+                         .integer() == 0);
+        }
+      }
+    }
+  });
+}
+
+// The same for a multi-lock's members: each member's level left by a lost release is taken over.
+BOOST_FIXTURE_TEST_CASE(a_fresh_multi_lock_takes_over_the_levels_a_lost_release_left, lock_env) {
+  run([&](asio::io_context&, redisync::client& c) -> asio::awaitable<void> {
+    auto const me = c.new_owner();
+    std::vector<redisync::lock> members{me.lock("{left-multi}a"), me.fair_lock("{left-multi}b"),
+                                        me.read_write_lock("{left-multi}c").write()};
+    std::vector<std::string> const fields{me.id(), me.id(), me.id() + ":write"};
+    auto const multi = me.locks(members);
+    auto first = co_await multi.acquire(asio::use_awaitable);
+    co_await first.release(asio::use_awaitable);
+    redis.command({"HSET", "{left-multi}a", me.id(), "1"});
+    redis.command({"HSET", "{left-multi}b", me.id(), "2"});
+    redis.command({"HSET", "{left-multi}c", "mode", "write", me.id() + ":write", "1"});
+    for (auto const& m : members) redis.command({"PEXPIRE", m.name(), "30000"});
+    auto next = co_await multi.acquire(asio::use_awaitable);
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      BOOST_TEST(redisync::test::hget_count(redis, members[i].name(), fields[i]) == 1, members[i].name());
+    }
+    co_await next.release(asio::use_awaitable);
+    for (auto const& m : members) BOOST_TEST(redis.command({"EXISTS", m.name()}).integer() == 0, m.name());
+  });
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -25,7 +25,7 @@ io::outgoing campaign_acquire::attempt(bool retry, bool by_digest) {
   auto const& lock = args().name;
   script_args call{{lock, lock_protocol::token_key_of(lock), log_key_of(election_)},
                    {"campaign", args().owner, std::to_string(lease().count()),
-                    retry ? std::to_string(count_before()) : "",
+                    count_argument(retry),
                     core()->cfg().persistent_fencing_counter ? "1" : "", value_, channel_of(election_)}};
   return script_call(scripts::election_calls, args().slot, call, by_digest);
 }

@@ -32,7 +32,7 @@ io::outgoing fair_acquire::attempt(bool retry, bool by_digest) {
   auto& core = *this->core();
   script_args call{{name, lock_protocol::token_key_of(name), queue_key_of(name), core.liveness().alive_key(args().slot)},
                    {"acquire", args().owner, std::to_string(lease().count()),
-                    retry ? std::to_string(count_before()) : "", core.cfg().persistent_fencing_counter ? "1" : "",
+                    count_argument(retry), core.cfg().persistent_fencing_counter ? "1" : "",
                     args().channel}};
   append_client(call, core, args().slot, true);
   return script_call(scripts::fair_calls, args().slot, call, by_digest);

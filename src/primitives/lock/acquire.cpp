@@ -47,11 +47,11 @@ io::outgoing lock_acquire::attempt(bool retry, bool by_digest) {
   std::string const token_key = token_key_of(args().name);
   std::array<std::string_view, 2> const keys{args().name, token_key};
   bool const keep = core()->cfg().persistent_fencing_counter;
-  if (!retry) {
+  std::string const before = count_argument(retry);
+  if (before.empty()) {
     std::array<std::string_view, 3> const argv{keep ? "acquire+" : "acquire", args().owner, lease};
     return script_call(scripts::lock_calls, args().slot, keys, argv, by_digest);
   }
-  std::string const before = std::to_string(count_before());
   std::array<std::string_view, 4> const argv{keep ? "retry-acquire+" : "retry-acquire", args().owner, lease, before};
   return script_call(scripts::lock_calls, args().slot, keys, argv, by_digest);
 }

@@ -3,9 +3,11 @@
 -- lock's token key. One call carries one or more of them: the connection merges adjacent calls,
 -- because Redis spends about as much time on a script call as on the commands inside a lock call.
 -- items: each led by its operation, which says how many keys and arguments follow:
---   acquire        keys: lock, token key   arguments: owner, lease in ms
---   retry-acquire  keys: lock, token key   arguments: owner, lease in ms, the hold count before
---                                          an attempt whose outcome was lost with a connection
+--   acquire        keys: lock, token key   arguments: owner, lease in ms (an owner that holds
+--                                          nothing of the lock on the client's books)
+--   retry-acquire  keys: lock, token key   arguments: owner, lease in ms, the hold count on the
+--                                          client's books: of a nested acquire, or before an
+--                                          attempt whose outcome was lost with a connection
 --   release        keys: lock              arguments: owner, lease in ms, the lock's channel
 --   release-with   keys: lock, token key   arguments: owner, lease in ms, the lock's channel,
 --                                          '' or the hold count before a lost attempt (with the

@@ -6,10 +6,13 @@ local function mark_of(client, writer, lease, liveness)
   return member_of(client, math.min(tonumber(lease), 2 * tonumber(liveness)) .. ':' .. writer)
 end
 
+-- `retry_arg` is the count the writer has on the client's books ('' or '0': none, a fresh write,
+-- which takes over a level of its own found there: see take_fresh).
 local function write(lock, marks, token_key, writer, lease, retry_arg, liveness, keep, client, alive_prefix, cap)
   local mode = redis.pcall('hget', lock, 'mode')
   if type(mode) == 'table' then return mode end
-  if retry_arg ~= '' and mode then
+  local fresh = retry_arg == '' or retry_arg == '0'
+  if not fresh and mode then
     local count = tonumber(redis.call('hget', lock, writer) or '0') or 0
     if count == tonumber(retry_arg) + 1 then
       if liveness ~= '' then redis.call('zrem', marks, mark_of(client, writer, lease, liveness)) end
@@ -26,7 +29,11 @@ local function write(lock, marks, token_key, writer, lease, retry_arg, liveness,
       return token
     end
   elseif mode == 'write' then
-    if redis.call('hexists', lock, writer) == 1 then return reenter(lock, token_key, writer, lease, keep) end
+    if redis.call('hexists', lock, writer) == 1 then
+      if not fresh then return reenter(lock, token_key, writer, lease, keep) end
+      if liveness ~= '' then redis.call('zrem', marks, mark_of(client, writer, lease, liveness)) end
+      return take_fresh(lock, token_key, writer, lease, keep)
+    end
   elseif redis.call('hexists', lock, string.sub(writer, 1, -7)) == 1 then
     return redis.error_reply('UPGRADE this owner reads the lock: a read cannot become a write')
   end

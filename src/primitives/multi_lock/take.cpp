@@ -35,7 +35,7 @@ script_args call_args(sync::client_core& core, std::vector<member const*> const&
     auto const& facts = lock_protocol::facts_of(m.kind);
     args.keys.insert(args.keys.end(), {m.name, lock_protocol::token_key_of(m.name), facts.multi_key_of(m.name)});
     args.argv.insert(args.argv.end(), {std::string{facts.multi_operation}, m.field,
-                                       std::to_string(was[i].lease.count()), retry ? std::to_string(was[i].count) : ""});
+                                       std::to_string(was[i].lease.count()), sync::count_argument(retry, was[i].count)});
   }
   return args;
 }

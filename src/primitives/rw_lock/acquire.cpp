@@ -55,7 +55,7 @@ io::outgoing rw_acquire::attempt(bool retry, bool by_digest) {
   std::string const alive_prefix = marking ? core.liveness().alive_prefix(args().slot) : "";
   std::string const liveness = marking ? std::to_string(core.liveness().liveness().count()) : "";
   if (!writes()) {
-    std::string const before = retry ? std::to_string(count_before()) : "";
+    std::string const before = count_argument(retry);
     std::string const base = timeout_base_of(name);
     std::array<std::string_view, 3> const keys{name, marks, base};
     std::array<std::string_view, 7> const argv{"read", args().owner, lease, before, client, alive_prefix, liveness};
@@ -63,7 +63,7 @@ io::outgoing rw_acquire::attempt(bool retry, bool by_digest) {
   }
   marked_ = marked_ || marking;
   // A marked writer may have been given the lock since its last try: the count it had says so.
-  std::string const before = retry || marked_ ? std::to_string(count_before()) : "";
+  std::string const before = count_argument(retry || marked_);
   std::string const token_key = lock_protocol::token_key_of(name);
   std::string const cap = std::to_string(core.cfg().wait_poll_cap.count());
   std::array<std::string_view, 3> const keys{name, marks, token_key};

@@ -94,14 +94,31 @@ end
 -- stops the clock while a script runs, so the hash's time to live is still exactly what it was.
 local granted_read = nil  -- {lock, ttl = the hash's time to live, clear = no writer's mark is live}
 
+-- A fresh read (the owner holds no read of the lock on the client's books) that finds `count`
+-- levels of the owner there: levels a lost release left (a master acknowledged it, then stopped
+-- being master), taken over as the one level of the new hold, so that its release frees them.
+local function take_over_reads(lock, base, owner, count, lease)
+  redis.call('hset', lock, owner, '1')
+  for level = 2, math.min(count, max_depth) do redis.call('del', timeout_key(base, owner, level)) end
+  redis.call('set', timeout_key(base, owner, 1), '1', 'PX', lease)
+  if redis.call('pttl', lock) < tonumber(lease) then redis.call('pexpire', lock, lease) end
+  return {'0', 1}
+end
+
+-- `retry_arg` is the count of the owner's reads on the client's books ('' or '0': none, a fresh
+-- read), on a retry the count before the attempt whose outcome was lost.
 local function read(lock, marks, base, owner, lease, retry_arg, client, alive_prefix, liveness)
   local last = granted_read
   granted_read = nil
+  local fresh = retry_arg == '' or retry_arg == '0'
   if last and last.lock == lock and retry_arg == '' and (client == '' or last.clear) then
     -- (A count that is no number makes HINCRBY fail.)
     local count = redis.pcall('hincrby', lock, owner, 1)
     if type(count) == 'table' then return count end
-    if count > max_depth then return too_deep(lock, owner) end
+    if count > 1 then
+      granted_read = last
+      return take_over_reads(lock, base, owner, count, lease)
+    end
     redis.call('set', timeout_key(base, owner, count), '1', 'PX', lease)
     if last.ttl < tonumber(lease) then
       redis.call('pexpire', lock, lease)
@@ -119,6 +136,7 @@ local function read(lock, marks, base, owner, lease, retry_arg, client, alive_pr
   elseif redis.call('exists', lock) == 1 then
     return {redis.call('pttl', lock)}  -- a plain lock's hash: held by someone
   end
+  if fresh and count > 0 then return take_over_reads(lock, base, owner, count, lease) end
   if retry_arg ~= '' and count == tonumber(retry_arg) + 1 then
     -- The lost (or late) attempt went through: its lease is renewed, as a renewal would.
     redis.call('set', timeout_key(base, owner, count), '1', 'PX', lease)
