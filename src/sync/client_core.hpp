@@ -25,8 +25,9 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <string>
 #include <mutex>
+#include <string>
+#include <typeindex>
 #include <unordered_map>
 
 namespace redisync::detail::sync {
@@ -156,14 +157,14 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
     releases_.record(hold, sent, router_->node_of(hold->slot));
   }
   void wake_first_waiter(std::string const& channel);
-  // What this client keeps of Redisson semaphores, on the strand: the permits each owner took and
-  // has not given back (by hold_key: an owner gives back no more than it took), and per semaphore
-  // the ids of calls whose outcome it learned (they leave its trace with its next call there).
-  struct semaphore_books {
-    std::unordered_map<std::string, std::int64_t> taken;
-    std::unordered_map<std::string, std::vector<std::string>> learned;
-  };
-  semaphore_books& semaphores() noexcept { return semaphores_; }
+  // What a primitive keeps per client (the permits each owner took of a Redisson semaphore, say):
+  // one `Books` each, made at first use, on the strand.
+  template <class Books>
+  Books& books() {
+    auto& kept = books_[std::type_index{typeid(Books)}];
+    if (!kept) kept = std::make_shared<Books>();
+    return *static_cast<Books*>(kept.get());
+  }
   // Whether the application keeps a level of any hold of this client that `channel` concerns
   // (levels on their way to being released do not count).
   bool keeps_hold_on(std::string const& channel) const;
@@ -237,7 +238,7 @@ class client_core final : public wait_host, public std::enable_shared_from_this<
   };
   std::unordered_map<std::string, channel_holds> holds_by_channel_;
   std::unordered_map<std::string, std::shared_ptr<user_script const>> user_scripts_;  // by SHA1
-  semaphore_books semaphores_;
+  std::unordered_map<std::type_index, std::shared_ptr<void>> books_;
   std::string id_;
   client_liveness liveness_;
   std::atomic<std::uint64_t> next_owner_{1};

@@ -158,10 +158,11 @@ class waiter_queue {
   std::uint32_t consecutive_handoffs = 0;
   bool passed_over = false;  // see wake_named
   // Grows when a waiter arrives, or leaves without having been asked to try (a writer that gave
-  // up): then the waiters before the first of a kind may include sleeping ones again
-  // (rw_protocol::let_readers_share).
+  // up): then the waiters before the first of a kind may include sleeping ones again.
   std::uint64_t changes = 0;
-  std::uint64_t readers_shared_at = ~std::uint64_t{0};
+  // A word the queue's message policy keeps for itself (a read-write lock's: the `changes` at
+  // which its readers were last let share).
+  std::uint64_t policy_mark = ~std::uint64_t{0};
   // When the lock is expected to be free at the latest, from the last bound the server gave: the
   // head sleeps no longer than this even if no message comes (messages are only a hint).
   std::chrono::steady_clock::time_point expected_free{};

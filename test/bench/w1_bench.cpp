@@ -9,7 +9,7 @@
 
 #include <redisync/redisync.hpp>
 
-#include "primitives/lock/protocol.hpp"
+#include "primitives/lock_protocol/protocol.hpp"
 #include "process/redis_server.hpp"
 #include "redis_benchmark.hpp"
 #include "script/script.hpp"

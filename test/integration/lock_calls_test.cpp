@@ -4,7 +4,7 @@
 #include <redisync/redisync.hpp>
 
 #include "primitives/fair_lock/protocol.hpp"
-#include "primitives/lock/protocol.hpp"
+#include "primitives/lock_protocol/protocol.hpp"
 #include "primitives/rw_lock/protocol.hpp"
 #include "support/lock_fixture.hpp"
 

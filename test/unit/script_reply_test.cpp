@@ -1,7 +1,7 @@
 // The lock scripts' replies, read the way the client reads them: every shape a script returns,
 // and the shapes no script returns, which must come out as unexpected rather than as a hold.
 
-#include "primitives/lock/protocol.hpp"
+#include "primitives/lock_protocol/protocol.hpp"
 #include "support/resp_wire.hpp"
 
 #include <redisync/resp/parser.hpp>

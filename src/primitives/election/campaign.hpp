@@ -4,7 +4,7 @@
 // election_calls.lua's `campaign` (acquire.lua, and on a fresh grant the `elected` entry in the
 // log). It takes no hand-off from a release of this client: only its own attempt records its term.
 
-#include "primitives/lock/acquire.hpp"
+#include "primitives/lock_protocol/acquire.hpp"
 
 #include <string>
 #include <string_view>

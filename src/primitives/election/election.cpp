@@ -2,7 +2,7 @@
 
 #include "primitives/election/campaign.hpp"
 #include "primitives/election/observe.hpp"
-#include "primitives/lock/protocol.hpp"
+#include "primitives/lock_protocol/protocol.hpp"
 #include "script/runner.hpp"
 #include "sync/launch.hpp"
 #include "sync/launch_acquire.hpp"

@@ -1,7 +1,7 @@
 #include "primitives/fair_lock/acquire.hpp"
 
 #include "primitives/fair_lock/protocol.hpp"
-#include "primitives/lock/protocol.hpp"
+#include "primitives/lock_protocol/protocol.hpp"
 #include "sync/undo.hpp"
 
 #include <scripts.hpp>

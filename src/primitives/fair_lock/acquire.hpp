@@ -6,7 +6,7 @@
 // by name, when Redisson's unlock message comes, or soon after another client's waiter was called
 // (which may be dead). A waiter that gives up leaves the queue at once.
 
-#include "primitives/lock/acquire.hpp"
+#include "primitives/lock_protocol/acquire.hpp"
 
 namespace redisync::detail::fair_protocol {
 

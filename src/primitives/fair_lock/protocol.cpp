@@ -1,6 +1,6 @@
 #include "primitives/fair_lock/protocol.hpp"
 
-#include "primitives/lock/protocol.hpp"
+#include "primitives/lock_protocol/protocol.hpp"
 #include "routing/hash_slot.hpp"
 
 #include <scripts.hpp>

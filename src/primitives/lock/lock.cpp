@@ -1,9 +1,9 @@
 #include <redisync/lock.hpp>
 
-#include "primitives/lock/acquire.hpp"
-#include "primitives/lock/kinds.hpp"
-#include "primitives/lock/queries.hpp"
-#include "primitives/lock/release.hpp"
+#include "primitives/lock_protocol/acquire.hpp"
+#include "primitives/lock_protocol/kinds.hpp"
+#include "primitives/lock_protocol/queries.hpp"
+#include "primitives/lock_protocol/release.hpp"
 #include "sync/client_core.hpp"
 #include "sync/launch.hpp"
 #include "sync/replicas.hpp"
@@ -23,8 +23,6 @@ asio::any_io_executor lock::get_executor() const {
 namespace {
 
 std::string field_of(lock_kind kind, std::string_view owner) { return proto::facts_of(kind).field_of(owner); }
-
-bool is_read_write(lock_kind kind) { return kind == lock_kind::read || kind == lock_kind::write; }
 
 template <class Signature>
 void start(std::shared_ptr<detail::sync::client_core> const& core, proto::acquire_args a, lock_kind kind,
@@ -65,7 +63,7 @@ void lock::start_force_release(core_ptr const& core, std::string const& name, lo
                                asio::any_completion_handler<void(error_code, bool)> h) {
   if (!core) return detail::sync::fail_at_once(std::move(h), error::empty_handle);
   detail::sync::launch(core->strand(), core->homes(),
-                       proto::force_release(core, name, is_read_write(kind)), std::move(h), false);
+                       proto::force_release(core, name, kind), std::move(h), false);
 }
 
 void lock::start_is_locked(core_ptr const& core, std::string const& name,

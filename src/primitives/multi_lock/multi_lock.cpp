@@ -1,6 +1,6 @@
 #include <redisync/multi_lock.hpp>
 
-#include "primitives/lock/kinds.hpp"
+#include "primitives/lock_protocol/kinds.hpp"
 #include "primitives/multi_lock/take.hpp"
 #include "sync/client_core.hpp"
 #include "sync/launch.hpp"

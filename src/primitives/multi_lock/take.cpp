@@ -1,9 +1,9 @@
 #include "primitives/multi_lock/take.hpp"
 
-#include "primitives/lock/acquire.hpp"
-#include "primitives/lock/kinds.hpp"
-#include "primitives/lock/protocol.hpp"
-#include "primitives/lock/release.hpp"
+#include "primitives/lock_protocol/acquire.hpp"
+#include "primitives/lock_protocol/kinds.hpp"
+#include "primitives/lock_protocol/protocol.hpp"
+#include "primitives/lock_protocol/release.hpp"
 #include "script/runner.hpp"
 #include "sync/grant.hpp"
 #include "sync/lease_registry.hpp"

@@ -8,7 +8,7 @@
 // the lock would expire; one that gives up takes its mark away at once. A read by an owner that holds the write goes straight to Redis (a downgrade never
 // waits behind the readers that the write keeps out).
 
-#include "primitives/lock/acquire.hpp"
+#include "primitives/lock_protocol/acquire.hpp"
 
 namespace redisync::detail::rw_protocol {
 

@@ -1,7 +1,7 @@
 #include "primitives/rw_lock/protocol.hpp"
 
-#include "primitives/lock/acquire.hpp"
-#include "primitives/lock/protocol.hpp"
+#include "primitives/lock_protocol/acquire.hpp"
+#include "primitives/lock_protocol/protocol.hpp"
 #include "primitives/rw_lock/acquire.hpp"
 #include "routing/hash_slot.hpp"
 #include "sync/undo.hpp"
@@ -145,8 +145,8 @@ void on_message(sync::waiter_queue& queue, std::string_view message) {
 // Readers that an earlier grant asked to try need no second asking: walking the whole crowd on
 // every grant made a drain of 9,000 readers quadratic.
 void let_readers_share(sync::waiter_queue& queue) {
-  if (queue.readers_shared_at == queue.changes) return;
-  queue.readers_shared_at = queue.changes;
+  if (queue.policy_mark == queue.changes) return;
+  queue.policy_mark = queue.changes;
   queue.wake_until_first_kind();
 }
 

@@ -26,7 +26,7 @@ std::string trace_key_of(std::string_view name, std::string_view client_id) {
 constexpr std::size_t most_forgotten_per_call = 32;
 
 void append_learned(sync::client_core& core, std::string const& name, std::vector<std::string>& argv) {
-  auto& books = core.semaphores().learned;
+  auto& books = core.books<semaphore_books>().learned;
   auto const found = books.find(name);
   if (found == books.end()) {
     argv.emplace_back("0");
@@ -45,7 +45,7 @@ void append_learned(sync::client_core& core, std::string const& name, std::vecto
 constexpr std::size_t most_semaphores_in_books = 1024;
 
 void learned(sync::client_core& core, std::string const& name, std::string id) {
-  auto& books = core.semaphores().learned;
+  auto& books = core.books<semaphore_books>().learned;
   if (books.size() >= most_semaphores_in_books && !books.contains(name)) books.clear();
   books[name].push_back(std::move(id));
 }
@@ -113,7 +113,7 @@ semaphore_acquire::outcome semaphore_acquire::read(error_code ec, io::response& 
   if (auto const o = read_flag(ec, replies, taken)) return *o;
   first_unknown_.reset();
   if (taken == 0) return {outcome_kind::busy, {}, std::chrono::milliseconds{-1}};
-  core_->semaphores().taken[key()] += count_;
+  core_->books<semaphore_books>().taken[key()] += count_;
   learned(*core_, args().name, id_);
   return {outcome_kind::granted};
 }

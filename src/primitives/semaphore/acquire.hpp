@@ -10,9 +10,22 @@
 
 #include <boost/asio/any_completion_handler.hpp>
 
+#include <cstdint>
+#include <string>
+#include <unordered_map>
 #include <variant>
+#include <vector>
 
 namespace redisync::detail::semaphore_protocol {
+
+// What a client keeps of Redisson semaphores (sync::client_core::books), on the strand: the
+// permits each owner took and has not given back (by hold_key: an owner gives back no more than it
+// took), and per semaphore the ids of calls whose outcome it learned (they leave its trace with its
+// next call there).
+struct semaphore_books {
+  std::unordered_map<std::string, std::int64_t> taken;
+  std::unordered_map<std::string, std::vector<std::string>> learned;
+};
 
 using acquire_signature = void(io::error_code);
 using try_acquire_signature = void(io::error_code, bool);

@@ -34,7 +34,7 @@ void semaphore_release::start() {
   if (auto ec = sync::validate_name(args().name)) return complete(ec);
   if (auto ec = sync::validate_owner(args().owner)) return complete(ec);
   if (count_ < 1 || count_ > most_permits) return complete(error::invalid_argument);
-  auto& taken = core_->semaphores().taken;
+  auto& taken = core_->books<semaphore_books>().taken;
   auto const it = taken.find(key_);
   if (it == taken.end() || it->second < count_) return complete(error::not_owner);
   // Counted as given back from now on: a release that fails for sure counts them again.
@@ -77,7 +77,7 @@ void semaphore_release::complete(error_code ec) {
   // Not given back for sure: the owner still has them (unless an outcome was lost: it may have
   // given them back).
   if (ec && !lost_ && ec != error::ambiguous && ec != error::not_owner && first_sent_ != sync::clock_type::time_point{}) {
-    core_->semaphores().taken[key_] += count_;
+    core_->books<semaphore_books>().taken[key_] += count_;
   }
   handler_.complete(ec);
 }

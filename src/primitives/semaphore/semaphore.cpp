@@ -42,7 +42,7 @@ asio::awaitable<std::tuple<error_code, std::int64_t>> count_call(core_type core,
   auto [ec, count] = co_await detail::run_script_for_integer(core->scripts(), detail::scripts::semaphore_calls,
                                                              core->router().slot_of(name), args);
   // Drained permits are this owner's, to give back.
-  if (!ec && op == "drain" && count > 0) core->semaphores().taken[detail::sync::hold_key(owner, name)] += count;
+  if (!ec && op == "drain" && count > 0) core->books<proto::semaphore_books>().taken[detail::sync::hold_key(owner, name)] += count;
   co_return std::tuple{ec, count};
 }
 

@@ -4,7 +4,7 @@
 #include "cli/common/json_text.hpp"
 #include "cli/ops/inspect/inspect.hpp"
 #include "cli/ops/inspect/lock_state.hpp"
-#include "primitives/lock/protocol.hpp"
+#include "primitives/lock_protocol/protocol.hpp"
 #include "primitives/rw_lock/protocol.hpp"
 
 #include <boost/asio/use_awaitable.hpp>

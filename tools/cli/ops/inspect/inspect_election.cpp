@@ -6,7 +6,7 @@
 #include "cli/ops/inspect/inspect.hpp"
 
 #include "primitives/election/campaign.hpp"
-#include "primitives/lock/protocol.hpp"
+#include "primitives/lock_protocol/protocol.hpp"
 
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>

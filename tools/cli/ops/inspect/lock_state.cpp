@@ -2,7 +2,7 @@
 
 #include "cli/ops/inspect/inspect.hpp"
 #include "primitives/fair_lock/protocol.hpp"
-#include "primitives/lock/protocol.hpp"
+#include "primitives/lock_protocol/protocol.hpp"
 #include "primitives/rw_lock/protocol.hpp"
 #include "routing/hash_slot.hpp"
 #include "sync/client_liveness.hpp"

@@ -1,17 +1,10 @@
-#include "primitives/lock/queries.hpp"
+#include "primitives/lock_protocol/queries.hpp"
 
-#include "primitives/rw_lock/protocol.hpp"
+#include "primitives/lock_protocol/kinds.hpp"
 #include "routing/exec_one.hpp"
 #include "sync/validate.hpp"
 
-#include <scripts.hpp>
-
-#include <algorithm>
-
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
 
 namespace redisync::detail::lock_protocol {
 
@@ -29,12 +22,12 @@ error_code lock_type_check(resp::value const& type_reply, bool& exists) {
 
 }  // namespace
 
-asio::awaitable<std::tuple<error_code, bool>> force_release(core_ptr core, std::string name, bool read_write) {
+asio::awaitable<std::tuple<error_code, bool>> force_release(core_ptr core, std::string name, lock_kind kind) {
   if (auto ec = sync::validate_name(name)) co_return std::tuple{ec, false};
-  std::string const channel = read_write ? rw_protocol::channel_of(name) : channel_of(name);
-  script_args args = read_write ? rw_protocol::force_args(name) : script_args{{name}, {channel}};
-  auto const& s = read_write ? scripts::rw_calls : scripts::lock_force_release;
-  auto [ec, reply] = co_await run_script(core->scripts(), s, core->router().slot_of(name), args);
+  auto const& facts = facts_of(kind);
+  std::string const channel = facts.channel_of(name);
+  auto [ec, reply] =
+      co_await run_script(core->scripts(), *facts.force_script, core->router().slot_of(name), facts.force_args(name));
   if (ec) co_return std::tuple{ec, false};
   // Whatever this client held of the lock is gone now, not at the next renewal.
   core->lose_holds_of(name);
@@ -87,25 +80,6 @@ asio::awaitable<std::tuple<error_code, std::optional<std::chrono::milliseconds>>
   if (!exists || pttl.integer() == -2) co_return result{error_code{}, std::nullopt};
   if (pttl.integer() == -1) co_return result{error_code{}, std::chrono::milliseconds::max()};
   co_return result{error_code{}, std::chrono::milliseconds{pttl.integer()}};
-}
-
-asio::awaitable<std::tuple<error_code, hold_status>> wait_lost(core_ptr core,
-                                                               std::vector<std::shared_ptr<sync::hold_state>> holds) {
-  // A pure wait: any kind of cancellation ends it.
-  co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
-  auto const active = [](auto const& h) { return h->active(); };
-  if (std::ranges::all_of(holds, active)) {
-    // One timer for all: the first hold to end cancels it, and it leaves the others' lists here.
-    asio::steady_timer timer{core->router().group().io_executor(), asio::steady_timer::time_point::max()};
-    for (auto const& h : holds) h->loss_timers.push_back(&timer);
-    co_await timer.async_wait(asio::as_tuple(asio::deferred));
-    for (auto const& h : holds) std::erase(h->loss_timers, &timer);
-  }
-  auto const lost = [](auto const& h) { return h->status.load() == hold_status::lost; };
-  if (std::ranges::any_of(holds, lost)) co_return std::tuple{error_code{}, hold_status::lost};
-  auto const released = [](auto const& h) { return h->status.load() == hold_status::released; };
-  if (std::ranges::any_of(holds, released)) co_return std::tuple{error_code{}, hold_status::released};
-  co_return std::tuple{error_code{asio::error::operation_aborted}, holds.front()->status.load()};
 }
 
 }  // namespace redisync::detail::lock_protocol

@@ -1,9 +1,7 @@
-#include "primitives/lock/release.hpp"
+#include "primitives/lock_protocol/release.hpp"
 
-#include "primitives/fair_lock/protocol.hpp"
-#include "primitives/lock/acquire.hpp"
-#include "primitives/lock/kinds.hpp"
-#include "primitives/rw_lock/protocol.hpp"
+#include "primitives/lock_protocol/acquire.hpp"
+#include "primitives/lock_protocol/kinds.hpp"
 #include "sync/validate.hpp"
 
 #include <scripts.hpp>
@@ -154,22 +152,16 @@ io::outgoing lock_release::call(bool retry, bool by_digest) {
     retry_of_ = hold_->count;
   }
   auto const& [name, owner, slot] = args();
-  if (kind_ == lock_kind::fair) return fair_call(by_digest);
-  if (!hands_over()) return rw_call(by_digest);
-  std::string const lease = std::to_string((hold_ ? hold_->lease : core_->cfg().watchdog_lease).count());
-  if (!retry_of_ && !target_) {
-    std::array<std::string_view, 1> const keys{name};
-    std::array<std::string_view, 4> const argv{"release", owner, lease, channel_};
-    return script_call(scripts::lock_calls, slot, keys, argv, by_digest);
-  }
-  std::string const token_key = token_key_of(name);
-  std::string const before = retry_argument();
-  std::string const next_lease = target_ ? std::to_string(target_->lease().count()) : "";
-  std::array<std::string_view, 2> const keys{name, token_key};
-  bool const keep = core_->cfg().persistent_fencing_counter;
-  std::array<std::string_view, 7> const argv{keep ? "release-with+" : "release-with", owner, lease, channel_,
-                                             before, target_ ? target_->owner() : "", next_lease};
-  return script_call(scripts::lock_calls, slot, keys, argv, by_digest);
+  return facts_of(kind_).release_call({.core = *core_,
+                                       .name = name,
+                                       .field = owner,
+                                       .slot = slot,
+                                       .lease = hold_ ? hold_->lease : core_->cfg().watchdog_lease,
+                                       .channel = channel_,
+                                       .retry = retry_argument(),
+                                       .next_owner = target_ ? target_->owner() : std::string_view{},
+                                       .next_lease = target_ ? std::optional{target_->lease()} : std::nullopt,
+                                       .by_digest = by_digest});
 }
 
 std::string lock_release::retry_argument() const {
@@ -180,25 +172,6 @@ std::string lock_release::retry_argument() const {
 script const& lock_release::release_script() const { return *facts_of(kind_).release_script; }
 
 bool lock_release::hands_over() const noexcept { return facts_of(kind_).hands_over; }
-
-io::outgoing lock_release::fair_call(bool by_digest) const {
-  auto const args = fair_protocol::release_args(
-      *core_, release_op::args().name, release_op::args().owner,
-      hold_ ? hold_->lease : core_->cfg().watchdog_lease, retry_argument(),
-      target_ ? target_->owner() : std::string_view{},
-      target_ ? std::optional{target_->lease()} : std::nullopt);
-  return script_call(scripts::fair_calls, release_op::args().slot, args, by_digest);
-}
-
-io::outgoing lock_release::rw_call(bool by_digest) const {
-  // A release that frees the lock may give it to a waiting writer of another client, unless a
-  // writer of this client waits: that one tries at once, behind the release.
-  bool const may_grant = !(core_->has_waiters(channel_) && rw_protocol::writer_waits_in(core_->queue(channel_)));
-  auto const args = rw_protocol::release_args(*core_, kind_, release_op::args().name, release_op::args().owner,
-                                              hold_ ? hold_->lease : core_->cfg().watchdog_lease,
-                                              retry_argument(), may_grant);
-  return script_call(scripts::rw_calls, release_op::args().slot, args, by_digest);
-}
 
 void lock_release::answered() {
   if (std::exchange(waking_, false)) core_->end_waking_release(channel_);

@@ -7,7 +7,7 @@
 // plain release when the server refuses it; the count it started from in a call whose earlier
 // outcome was lost; and what the outcome means for the hold, whose renewal stops meanwhile.
 
-#include "primitives/lock/protocol.hpp"
+#include "primitives/lock_protocol/protocol.hpp"
 #include "sync/handoff.hpp"
 #include "sync/hold_kind.hpp"
 #include "sync/release_op.hpp"
@@ -55,10 +55,6 @@ class lock_release final : public sync::release_op {
  private:
   void begin();
   void choose_handoff_target();
-  // A fair lock's release: the next waiter of the server's queue is called; no local hand-off.
-  io::outgoing fair_call(bool by_digest) const;
-  // A read-write lock's: its message wakes the waiters of either side.
-  io::outgoing rw_call(bool by_digest) const;
   bool hands_over() const noexcept;
   io::error_code apply(release_outcome const& out);
   std::string retry_argument() const;

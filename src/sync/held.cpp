@@ -1,6 +1,6 @@
 #include <redisync/held.hpp>
 
-#include "primitives/lock/queries.hpp"
+#include "sync/loss_wait.hpp"
 #include "sync/hold_kind.hpp"
 #include "sync/launch.hpp"
 
@@ -95,7 +95,7 @@ void held::start_wait_lost(core_ptr const& core, std::vector<state_ptr> states,
                            asio::any_completion_handler<wait_lost_signature> h) {
   bool const none = states.empty() || std::ranges::any_of(states, [](auto const& s) { return !s; });
   if (!core || none) return detail::sync::fail_at_once(std::move(h), error::not_held);
-  detail::sync::launch(core->strand(), core->homes(), detail::lock_protocol::wait_lost(core, std::move(states)),
+  detail::sync::launch(core->strand(), core->homes(), detail::sync::wait_lost(core, std::move(states)),
                        std::move(h), true);
 }
 

@@ -1,4 +1,4 @@
-#include "primitives/lock/protocol.hpp"
+#include "primitives/lock_protocol/protocol.hpp"
 
 #include "routing/hash_slot.hpp"
 
