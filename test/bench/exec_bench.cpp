@@ -6,7 +6,7 @@
 
 #include "io/connection.hpp"
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "redis_benchmark.hpp"
 
 #include <boost/asio/co_spawn.hpp>

@@ -10,7 +10,7 @@
 #include <redisync/redisync.hpp>
 
 #include "primitives/lock_protocol/protocol.hpp"
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "redis_benchmark.hpp"
 #include "script/script.hpp"
 

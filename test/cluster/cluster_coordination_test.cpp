@@ -3,7 +3,7 @@
 // another client's locks and multi-lock, and hands over; an election on names served by every master
 // hands over on resign and is observed from another client over sharded pub/sub.
 
-#include "process/redis_cluster.hpp"
+#include "testbed/redis_cluster.hpp"
 #include "support/cluster_names.hpp"
 #include "support/lock_fixture.hpp"
 

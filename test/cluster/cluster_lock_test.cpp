@@ -2,7 +2,7 @@
 // over sharded pub/sub, requests routed by their keys, and locks through a manual failover, a
 // killed master and a slot migrated while its lock is held and waited on.
 
-#include "process/redis_cluster.hpp"
+#include "testbed/redis_cluster.hpp"
 #include "support/fault_scenario.hpp"
 #include "support/cluster_names.hpp"
 #include "support/lock_fixture.hpp"

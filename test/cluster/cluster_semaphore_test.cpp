@@ -3,7 +3,7 @@
 // wakes the waiter of another over sharded pub/sub, and every key sits in its name's slot, also for
 // a latch whose name has braces (Redisson's channel for such a name is in another slot).
 
-#include "process/redis_cluster.hpp"
+#include "testbed/redis_cluster.hpp"
 #include "support/cluster_names.hpp"
 #include "support/lock_fixture.hpp"
 

@@ -2,7 +2,7 @@
 // failover and a killed master; WAIT met and failed, for every primitive; a wrong master name
 // explained.
 
-#include "process/redis_sentinel.hpp"
+#include "testbed/redis_sentinel.hpp"
 #include "support/fault_scenario.hpp"
 #include "support/lock_fixture.hpp"
 

@@ -1,8 +1,8 @@
 // Locks over TLS on a cluster and on a Sentinel set whose processes serve TLS on ports of their
 // own: the client reaches every node through TLS alone, wakes waiters there, and follows a failover.
 
-#include "process/redis_cluster.hpp"
-#include "process/redis_sentinel.hpp"
+#include "testbed/redis_cluster.hpp"
+#include "testbed/redis_sentinel.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/tls_redis.hpp"
 

@@ -2,7 +2,7 @@
 // through a failover and a killed master, and exit 0 only if every check held. And the tool on a
 // cluster of the test's: `top` finds the locks of every master.
 
-#include "process/redis_cluster.hpp"
+#include "testbed/redis_cluster.hpp"
 #include "support/cluster_names.hpp"
 #include "support/processes.hpp"
 

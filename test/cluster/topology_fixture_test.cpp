@@ -1,8 +1,8 @@
 // The topology fixtures themselves: a Redis Cluster and a Sentinel set on loopback come up, fail
 // over, lose a master and move a slot as the cluster and sentinel client tests will need.
 
-#include "process/redis_cluster.hpp"
-#include "process/redis_sentinel.hpp"
+#include "testbed/redis_cluster.hpp"
+#include "testbed/redis_sentinel.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -3,7 +3,7 @@
 // paused leader is told it lost and its fenced write with the old term is refused; a Redis restart
 // without persistence is reported as a loss and terms keep growing.
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/processes.hpp"
 #include "support/stress_process.hpp"

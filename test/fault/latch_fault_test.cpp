@@ -6,7 +6,7 @@
 
 #include <redisync/redisync.hpp>
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/latch_waits.hpp"
 #include "support/lock_fixture.hpp"
 

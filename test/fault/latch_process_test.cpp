@@ -3,7 +3,7 @@
 // participant killed after its count-down holds nobody back; a restart without persistence opens
 // it for the processes still waiting (the count lived only in Redis).
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/processes.hpp"
 #include "support/stress_process.hpp"

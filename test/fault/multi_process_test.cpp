@@ -3,7 +3,7 @@
 // members all come free within its lease; a paused holder is fenced off on every member; a Redis
 // restart without persistence is reported as a loss and tokens keep growing.
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/processes.hpp"
 #include "support/stress_process.hpp"

@@ -6,7 +6,7 @@
 // histories), and nothing of the semaphore left without an expiry within its lease but its
 // definition.
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/fault_scenario.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/processes.hpp"

@@ -1,7 +1,7 @@
 // Process-level faults: several `redisync stress` processes on one lock, with holders killed,
 // paused past their lease, and Redis itself killed and restarted without persistence.
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/processes.hpp"
 #include "support/stress_process.hpp"

@@ -3,7 +3,7 @@
 // and its HTTP API answers for the series: the target is up, acquires are counted and their waits
 // form a histogram.
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/http_get.hpp"
 #include "support/processes.hpp"
 

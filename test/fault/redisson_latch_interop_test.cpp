@@ -5,7 +5,7 @@
 
 #include <redisync/redisync.hpp>
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/interop_peers.hpp"
 #include "support/latch_waits.hpp"
 #include "support/lock_fixture.hpp"

@@ -1,7 +1,7 @@
 // The scale workloads of `redisync bench` (S1-S5), L1 of the latch, and W6 of the read-write lock, at a size CI can
 // afford, each on its own redis-server: the same JSON line as the full runs, and the same promises.
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/processes.hpp"
 
 #include <boost/test/unit_test.hpp>

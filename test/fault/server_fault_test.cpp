@@ -4,7 +4,7 @@
 // increasing, the counter equal to the accepted writes (unless the fault erased the counter
 // too), and no lock left behind without an expiry within its lease.
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/processes.hpp"
 #include "support/fault_scenario.hpp"
 #include "support/stress_process.hpp"

@@ -1,7 +1,7 @@
 // The `redisync` tool never aborts: every failure is one line on stderr naming its cause, with exit
 // code 2 for a usage mistake and 1 for anything that went wrong at run time.
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/processes.hpp"
 #include "support/tls_redis.hpp"
 

@@ -2,7 +2,7 @@
 // lines; in a terminal (a tmux pane, driven by send-keys and read by capture-pane) it shows the
 // matching locks and leased permits, changes its order on a key and quits on another.
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/processes.hpp"
 
 #include <boost/test/unit_test.hpp>

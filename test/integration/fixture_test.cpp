@@ -1,7 +1,7 @@
 // The test fixtures themselves: a private server answers on loopback, stops by PID, and can have
 // a replica.
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/test/unit_test.hpp>

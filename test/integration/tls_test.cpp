@@ -7,7 +7,7 @@
 
 #include "support/lock_fixture.hpp"
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/async_test.hpp"
 #include "support/tls_redis.hpp"
 

@@ -7,7 +7,7 @@
 // once, the counter exact) and a report of operations done and faults injected is printed (and
 // written to SOAK_REPORT, which scripts/test.sh shows). SOAK_SEED replays a run's choice of faults.
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/fault_proxy.hpp"
 #include "support/processes.hpp"
 #include "support/stress_process.hpp"

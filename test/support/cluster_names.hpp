@@ -2,7 +2,7 @@
 
 // Names for cluster tests: one whose slot a given master serves.
 
-#include "process/redis_cluster.hpp"
+#include "testbed/redis_cluster.hpp"
 
 #include <cstddef>
 #include <string>

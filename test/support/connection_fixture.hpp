@@ -4,7 +4,7 @@
 // kill, and the outcomes of requests that a test acts on while they are pending.
 
 #include "io/connection.hpp"
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/async_test.hpp"
 
 #include <boost/asio/as_tuple.hpp>

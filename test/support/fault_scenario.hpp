@@ -8,7 +8,7 @@
 // an expiry within its lease. Leased permits make their own checks on the same run
 // (test/fault/permits_server_fault_test.cpp).
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/processes.hpp"
 #include "support/stress_process.hpp"
 

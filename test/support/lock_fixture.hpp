@@ -5,7 +5,7 @@
 
 #include <redisync/client.hpp>
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/async_test.hpp"
 
 #include <boost/asio/as_tuple.hpp>

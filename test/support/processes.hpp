@@ -3,8 +3,8 @@
 // Helpers for tests that run other programs: a scratch directory, a child process whose stdout
 // is a file of JSON lines, and polling for states that have no event to await.
 
-#include "process/child.hpp"
-#include "process/monotonic.hpp"
+#include "testbed/child.hpp"
+#include "testbed/monotonic.hpp"
 
 #include <boost/json.hpp>
 #include <boost/test/results_collector.hpp>

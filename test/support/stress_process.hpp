@@ -3,7 +3,9 @@
 // `redisync stress` in its own process (its JSON summary in a file, its events in a history), and
 // the checks every fault test makes from the histories of several of them.
 
-#include "process/redis_server.hpp"
+#include "testbed/history_checks.hpp"
+#include "testbed/redis_server.hpp"
+#include "testbed/stress_client.hpp"
 #include "support/processes.hpp"
 
 #include <boost/json.hpp>
@@ -28,7 +30,7 @@ class stress_process {
   stress_process(std::string const& url, std::vector<std::string> args, std::filesystem::path dir,
                  std::string const& tag)
       : tag_{tag}, history_{dir / (tag + ".history")}, err_{dir / (tag + ".err")},
-        process_{REDISYNC_TOOL_PATH, with_common(url, std::move(args), history_), dir / (tag + ".out"), err_} {}
+        process_{REDISYNC_TOOL_PATH, testbed::stress_command(url, std::move(args), history_), dir / (tag + ".out"), err_} {}
   ~stress_process() {
     if (!current_test_passing()) BOOST_TEST_MESSAGE("stress process " << tag_ << ", stderr:\n" << tail_of(err_, 30));
   }
@@ -48,12 +50,6 @@ class stress_process {
   }
 
  private:
-  static std::vector<std::string> with_common(std::string const& url, std::vector<std::string> args,
-                                              std::filesystem::path const& history) {
-    args.insert(args.begin(), {"stress", "--redis", url, "--history", history.string()});
-    return args;
-  }
-
   std::string tag_;
   std::filesystem::path history_, err_;
   child process_;
@@ -153,11 +149,11 @@ struct stress_outcome {
   std::int64_t unknown = 0;  // fenced writes whose outcome a lost connection hid
 };
 
-// The checks made from the histories of processes that ran on one lock and one fenced counter:
+// The test bed's checks (testbed/history_checks.hpp) over the histories of processes that ran on
+// one lock and one fenced counter, as assertions:
 //   - every hold ended exactly once, `released` or `lost` (a killed process's open holds end when
 //     it died);
-//   - no two holds inside their validity windows at once: a window runs from the grant to the
-//     release being sent, or to the hold's deadline if that came first;
+//   - no two holds inside their validity windows at once;
 //   - fencing tokens of fresh holds strictly increase in the order they were granted (both this
 //     and the windows only where one master took writes at a time);
 //   - the counter is exact: every value from 1 to the counter's was written by one write that ran
@@ -167,60 +163,18 @@ class history_check {
  public:
   // One process's history; `killed_at`: when it was killed (CLOCK_MONOTONIC ns), if it was.
   void add(std::vector<boost::json::object> const& history, std::optional<std::int64_t> killed_at = {}) {
-    std::map<std::pair<std::string, std::uint64_t>, std::size_t> open;  // hold -> its window
-    std::map<std::pair<std::string, std::uint64_t>, std::int64_t> writing;  // hold -> value in flight
-    for (auto const& e : history) {
-      std::string const kind{e.at("event").as_string()};
-      auto const key = std::pair{std::string{e.at("owner").as_string()}, e.at("token").to_number<std::uint64_t>()};
-      auto const t = e.at("t_ns").as_int64();
-      if (kind == "acquired") {
-        ++out_.acquired;
-        BOOST_TEST(!open.contains(key), "one token granted twice to " << key.first);
-        open[key] = windows_.size();
-        windows_.push_back({t, e.at("valid_until_ns").as_int64(), key.second, false});
-      } else if (kind == "releasing") {
-        if (auto const w = open.find(key); w != open.end()) {
-          auto& window = windows_[w->second];
-          window.to = std::min(t, e.at("valid_until_ns").as_int64());
-          window.closed = true;
-        }
-      } else if (kind == "released" || kind == "lost") {
-        ++(kind == "released" ? out_.released : out_.lost);
-        auto const w = open.find(key);
-        BOOST_TEST_REQUIRE((w != open.end() && windows_[w->second].closed),
-                           "a hold ended without being acquired and released, or twice: " << kind);
-        open.erase(w);
-      } else if (kind == "writing") {
-        writing[key] = e.at("value").as_int64();
-        if (auto const w = open.find(key); w != open.end()) windows_[w->second].to = e.at("valid_until_ns").as_int64();
-      } else if (kind == "write_accepted" || kind == "write_unknown") {
-        ++(kind == "write_accepted" ? out_.accepted : out_.unknown);
-        // Only fenced writes log their value first (`writing`); leased permits INCR.
-        if (auto const w = writing.find(key); w != writing.end()) {
-          (kind == "write_accepted" ? accepted_values_ : unknown_values_).push_back(w->second);
-          writing.erase(w);
-        }
-      } else if (kind == "write_rejected" || kind == "write_failed") {
-        out_.rejected += kind == "write_rejected";
-        writing.erase(key);
-      }
+    for (std::size_t i = 0; i < history.size(); ++i) {
+      events_.push_back(testbed::event_of(history[i], fmt::format("process {} line {}", processes_, i + 1)));
     }
-    for (auto const& [key, value] : writing) {
-      BOOST_TEST(killed_at.has_value(), "a write without an outcome in a process that was not killed");
-      unknown_values_.push_back(value);
+    if (killed_at) {
+      ++killed_;
+      if (!history.empty()) reading_.killed_at[events_.back().pid] = *killed_at;
     }
-    // A killed process's open hold lasted until its death or its deadline, whichever came first;
-    // renewals after its last event are not in the history, so the deadline is the last one logged.
-    for (auto const& [key, index] : open) {
-      BOOST_TEST(killed_at.has_value(), "a hold never ended: " << key.first);
-      auto& window = windows_[index];
-      if (!window.closed && killed_at) window.to = std::min(window.to, *killed_at);
-    }
-    if (killed_at) ++killed_;
+    ++processes_;
   }
 
   // A finished process's summary line: its errors (the rest the history tells).
-  void add_summary(boost::json::object const& s) { out_.errors += s.at("errors").as_int64(); }
+  void add_summary(boost::json::object const& s) { errors_ += s.at("errors").as_int64(); }
 
   // What a fault leaves checkable: a fault that erases the lock (FLUSHALL, a restart without
   // persistence) or leaves two masters taking writes for a while may let holds overlap and their
@@ -233,69 +187,44 @@ class history_check {
 
   // The checks across processes.
   stress_outcome check(checks what) {
-    std::sort(windows_.begin(), windows_.end(), [](auto const& a, auto const& b) { return a.from < b.from; });
-    std::int64_t busy_until = 0;
-    std::uint64_t busy_token = 0;
-    int overlaps = 0, backwards = 0;
-    for (std::size_t i = 0; i < windows_.size(); ++i) {
-      auto const& w = windows_[i];
-      if (w.from < busy_until && overlaps++ == 0) {
-        BOOST_TEST_MESSAGE("first overlap: token " << w.token << " granted " << (busy_until - w.from) / 1000
-                                                   << " µs inside the validity window of token " << busy_token);
-      }
-      if (w.to > busy_until) {
-        busy_until = w.to;
-        busy_token = w.token;
-      }
-      if (i > 0 && w.token <= windows_[i - 1].token && backwards++ == 0) {
-        BOOST_TEST_MESSAGE("first token out of order: " << w.token << " after " << windows_[i - 1].token);
-      }
-    }
+    std::stable_sort(events_.begin(), events_.end(), [](auto const& a, auto const& b) { return a.t_ns < b.t_ns; });
+    auto const h = testbed::follow(events_, reading_);
+    std::map<std::string, std::int64_t> finals;
+    if (what.counter) finals[h.writes.empty() ? std::string{} : h.writes.front().name] = *what.counter;
+    auto const r = testbed::check_history(h, finals);
+    for (auto const& p : r.problems) BOOST_TEST(false, p);
+    if (r.first_overlap) BOOST_TEST_MESSAGE("first overlap: " << *r.first_overlap);
+    if (r.first_fall) BOOST_TEST_MESSAGE("first token out of order: " << *r.first_fall);
     if (what.windows) {
-      BOOST_TEST(overlaps == 0, overlaps << " holds granted inside another hold's validity window");
-    } else if (overlaps > 0) {
-      BOOST_TEST_MESSAGE(overlaps << " holds granted inside another hold's validity window (outside the promise here)");
+      BOOST_TEST(r.overlaps == 0, r.overlaps << " pairs of holds inside each other's validity windows");
+      BOOST_TEST(r.token_falls == 0, r.token_falls << " fencing tokens not above the one granted before");
+    } else {
+      // With two masters at once, a grant on one can reach its owner after a later grant on the
+      // other (a retried attempt confirmed late), so the order of arrival says nothing of the
+      // order of issue; the fence then rests on the counter's check.
+      if (r.overlaps > 0) BOOST_TEST_MESSAGE(r.overlaps << " pairs of holds inside each other's validity windows (outside the promise here)");
+      if (r.token_falls > 0) BOOST_TEST_MESSAGE(r.token_falls << " fencing tokens arrived after a higher one (outside the promise here)");
     }
-    // With two masters at once, a grant on one can reach its owner after a later grant on the
-    // other (a retried attempt confirmed late), so the order of arrival says nothing of the order
-    // of issue; the fence then rests on the counter's check.
-    if (what.windows) {
-      BOOST_TEST(backwards == 0, backwards << " fencing tokens not above the one granted before");
-    } else if (backwards > 0) {
-      BOOST_TEST_MESSAGE(backwards << " fencing tokens arrived after a higher one (outside the promise here)");
+    stress_outcome out{.acquired = r.holds, .released = r.released, .lost = r.lost, .errors = errors_};
+    for (auto const& [name, c] : r.counters) {
+      out.accepted += c.accepted;
+      out.rejected += c.rejected;
+      out.unknown += c.unknown;
+      if (!what.counter) continue;
+      BOOST_TEST(c.twice == 0, c.twice << " accepted writes wrote a value another accepted write wrote");
+      BOOST_TEST(c.beyond == 0, c.beyond << " accepted writes are missing from the counter, " << *what.counter);
+      BOOST_TEST(c.missing == 0, "the counter, " << *what.counter << ", passed " << c.missing << " values no write wrote");
     }
-    if (what.counter) check_counter(*what.counter);
-    return out_;
+    return out;
   }
 
   int killed() const { return killed_; }
 
  private:
-  struct window {
-    std::int64_t from, to;  // the grant; the release sent, or the last deadline logged if earlier
-    std::uint64_t token;
-    bool closed;  // the release was sent
-  };
-
-  void check_counter(std::int64_t counter) {
-    std::sort(accepted_values_.begin(), accepted_values_.end());
-    BOOST_TEST((std::adjacent_find(accepted_values_.begin(), accepted_values_.end()) == accepted_values_.end()),
-               "two accepted writes wrote the same value");
-    BOOST_TEST((accepted_values_.empty() || accepted_values_.back() <= counter),
-               "an accepted write of " << accepted_values_.back() << " is missing from the counter, " << counter);
-    std::set<std::int64_t> ran{accepted_values_.begin(), accepted_values_.end()};
-    ran.insert(unknown_values_.begin(), unknown_values_.end());
-    for (std::int64_t v = 1; v <= counter; ++v) {
-      if (!ran.contains(v)) {
-        BOOST_TEST(false, "the counter passed " << v << ", which no write wrote");
-        break;
-      }
-    }
-  }
-
-  stress_outcome out_;
-  std::vector<window> windows_;
-  std::vector<std::int64_t> accepted_values_, unknown_values_;
+  std::vector<testbed::history_event> events_;
+  testbed::reading reading_;
+  std::int64_t errors_ = 0;
+  int processes_ = 0;
   int killed_ = 0;
 };
 

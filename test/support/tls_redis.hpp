@@ -6,7 +6,7 @@
 // self-signed, CA (stranger.pem, stranger.key). With `auth_clients`, the server asks every
 // client for a certificate of its CA (Redis's default, tls-auth-clients yes).
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 
 #include <boost/test/unit_test.hpp>
 #include <fmt/core.h>

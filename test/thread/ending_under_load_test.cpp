@@ -7,7 +7,7 @@
 
 #include <redisync/redisync.hpp>
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 #include "support/lock_fixture.hpp"
 
 #include <boost/asio/bind_executor.hpp>

@@ -6,7 +6,7 @@
 
 #include <redisync/redisync.hpp>
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>

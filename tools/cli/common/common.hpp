@@ -4,8 +4,8 @@
 
 #include <redisync/client.hpp>
 
-#include "process/monotonic.hpp"
-#include "process/redis_server.hpp"
+#include "testbed/monotonic.hpp"
+#include "testbed/redis_server.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>

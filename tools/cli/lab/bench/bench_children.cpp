@@ -1,6 +1,6 @@
 #include "cli/lab/bench/bench_children.hpp"
 
-#include "process/child.hpp"
+#include "testbed/child.hpp"
 
 #include <fmt/core.h>
 

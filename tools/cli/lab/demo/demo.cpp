@@ -21,7 +21,7 @@
 #include "cli/lab/demo/demo_faults.hpp"
 #include "cli/lab/demo/demo_topology.hpp"
 #include "cli/common/metrics_port.hpp"
-#include "process/monotonic.hpp"
+#include "testbed/monotonic.hpp"
 
 #include <redisync/redisync.hpp>
 

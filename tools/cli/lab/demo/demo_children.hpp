@@ -3,7 +3,8 @@
 // The demo's `redisync stress` children: starting them, their files, and their summaries once
 // they are done.
 
-#include "process/child.hpp"
+#include "testbed/child.hpp"
+#include "testbed/stress_client.hpp"
 
 #include <boost/json.hpp>
 #include <fmt/core.h>
@@ -29,9 +30,8 @@ inline std::filesystem::path temp_file(std::string const& what) {
 // its events to `history` if given.
 inline pid_t spawn_stress(std::string const& url, std::vector<std::string> args, std::filesystem::path const& out,
                           std::optional<std::filesystem::path> const& history = {}) {
-  args.insert(args.begin(), {"stress", "--redis", url});
-  if (history) args.insert(args.end(), {"--history", history->string()});
-  return process::spawn_child("/proc/self/exe", args, {.stdout_file = out});
+  return process::spawn_child("/proc/self/exe", testbed::stress_command(url, std::move(args), history),
+                              {.stdout_file = out});
 }
 
 // Waits for the child `pid` and reads the JSON summary it printed to `out` (then removed); nothing

@@ -9,7 +9,7 @@
 #include "cli/lab/demo/demo_coordination.hpp"
 
 #include "cli/lab/demo/demo_children.hpp"
-#include "process/monotonic.hpp"
+#include "testbed/monotonic.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>

@@ -4,7 +4,7 @@
 #include "cli/lab/timeline/timeline_checks.hpp"
 #include "cli/lab/timeline/timeline_history.hpp"
 #include "cli/lab/timeline/timeline_picture.hpp"
-#include "process/monotonic.hpp"
+#include "testbed/monotonic.hpp"
 
 #include <fmt/core.h>
 

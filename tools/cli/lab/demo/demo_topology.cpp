@@ -10,8 +10,8 @@
 #include "cli/common/common.hpp"
 #include "cli/lab/demo/demo_report.hpp"
 #include "cli/lab/demo/demo_topology.hpp"
-#include "process/redis_cluster.hpp"
-#include "process/redis_sentinel.hpp"
+#include "testbed/redis_cluster.hpp"
+#include "testbed/redis_sentinel.hpp"
 
 #include <redisync/redisync.hpp>
 

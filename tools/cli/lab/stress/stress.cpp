@@ -91,6 +91,117 @@ asio::awaitable<error_code> let_go(client& c, held& h, stress_options const& o) 
   co_return std::get<0>(released);
 }
 
+// What a worker read under its hold: the counter (counting itself into the open windows of a
+// read-write lock's side first), or the error of the read.
+struct under_hold {
+  error_code ec;
+  resp::value counter;
+};
+
+asio::awaitable<under_hold> look_under(client& c, stress_options const& o, totals& t, hold_window const& w) {
+  under_hold out;
+  if (o.kind != stress_kind::read && o.kind != stress_kind::write) {
+    resp::request get;
+    get.push("GET", o.counter);
+    std::tie(out.ec, out.counter) = co_await try_command(c, std::move(get));
+    co_return out;
+  }
+  auto [cec, mine, other, counter] = co_await open_window(c, w, o.counter);
+  out.ec = cec;
+  out.counter = std::move(counter);
+  if (!cec && o.kind == stress_kind::read) {
+    t.max_concurrent_readers = std::max(t.max_concurrent_readers, mine);
+    if (other > 0) ++t.overlaps;
+  } else if (!cec && (mine > 1 || other > 0)) {
+    ++t.overlaps;
+  }
+  co_return out;
+}
+
+// The write carries the token and the value it read: the resource refuses tokens older than one it
+// has seen, and a value that changed meanwhile. Logged before it is sent, so that a history read
+// after a kill still knows the write may have run.
+asio::awaitable<void> fenced_write_under(client& c, stress_options const& o, totals& t, history_log& log,
+                                         error_report& report, owner const& me, held const& h, under_hold const& seen,
+                                         std::int64_t value) {
+  log.write("writing", me.id(), h.token(), {{"value", value + 1}, {"valid_until_ns", monotonic_ns(h.valid_until())}});
+  fenced_write w{.fence_key = *o.fence_key, .key = o.counter, .value = std::to_string(value + 1),
+                 .token = h.token(), .expected = std::string{seen.counter.text()}};
+  auto [wec, accepted] = co_await c.fenced_set(std::move(w), asio::as_tuple(asio::use_awaitable));
+  if (wec == error::ambiguous) ++t.unknown;
+  if (wec) {
+    ++t.errors;
+    report.add("fenced write", wec);
+    log.write(wec == error::ambiguous ? "write_unknown" : "write_failed", me.id(), h.token(), {{"detail", wec.message()}});
+  } else if (accepted) {
+    ++t.accepted;
+    log.write("write_accepted", me.id(), h.token());
+  } else {
+    ++t.rejected;
+    log.write("write_rejected", me.id(), h.token());
+  }
+}
+
+// What the worker does with what it read: a fenced write, a reader's second look (the counter must
+// be what it was when the read began), or a plain write.
+asio::awaitable<void> use_hold(client& c, stress_options const& o, totals& t, history_log& log, error_report& report,
+                               owner const& me, held const& h, under_hold const& seen) {
+  std::int64_t value = 0;
+  if (!seen.ec && !seen.counter.is_null()) seen.counter.as_integer(value);
+  if (seen.ec) {
+    ++t.errors;  // no write without a read; the lock is still released after
+    report.add("read", seen.ec);
+    log.write("error", me.id(), h.token(), {{"detail", seen.ec.message()}});
+    co_return;
+  }
+  if (o.fence_key) {
+    co_await fenced_write_under(c, o, t, log, report, me, h, seen, value);
+    co_return;
+  }
+  resp::request req;
+  if (o.kind == stress_kind::read) {
+    req.push("GET", o.counter);
+  } else {
+    req.push("SET", o.counter, value + 1);
+  }
+  auto [ec, again] = co_await try_command(c, std::move(req));
+  if (ec) {
+    ++t.errors;
+    report.add(o.kind == stress_kind::read ? "read" : "write", ec);
+    if (o.kind != stress_kind::read) log.write("error", me.id(), h.token(), {{"detail", ec.message()}});
+  } else if (o.kind == stress_kind::read && again.text() != seen.counter.text()) {
+    ++t.changed_under_read;
+    log.write("changed_under_read", me.id(), h.token());
+  }
+}
+
+// The worker's use of the hold ends here, or at its deadline if that came first; every hold ends
+// exactly once, released or lost.
+asio::awaitable<void> end_hold(client& c, stress_options const& o, totals& t, history_log& log, error_report& report,
+                               owner const& me, held& h) {
+  log.write("releasing", me.id(), h.token(), {{"valid_until_ns", monotonic_ns(h.valid_until())}});
+  auto const rec = co_await let_go(c, h, o);
+  if (rec && rec != error::lease_lost) {
+    // The client retries the release until it goes through or the lease ends: wait for that.
+    ++t.errors;
+    report.add("release", rec);
+    log.write("release_failed", me.id(), h.token(), {{"detail", rec.message()}});
+    co_await h.wait_lost(asio::as_tuple(asio::use_awaitable));
+  }
+  if (h.status() == hold_status::released) {
+    ++t.released;
+    log.write("released", me.id(), h.token());
+  } else if (h.status() == hold_status::lost) {
+    ++t.lost;
+    log.write("lost", me.id(), h.token());
+  } else {
+    ++t.errors;
+    report.add("ending a hold", error::not_held);
+    log.write("error", me.id(), h.token(), {{"detail", "the hold did not end"}});
+  }
+  log.forget_hold(h.owner_id());
+}
+
 asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, history_log& log,
                              error_report& report) {
   auto me = c.new_owner();
@@ -109,109 +220,21 @@ asio::awaitable<void> worker(client& c, stress_options const& o, totals& t, hist
     ++t.acquired;
     log.write("acquired", me.id(), h.token(), {{"valid_until_ns", monotonic_ns(h.valid_until())}});
     log.name_hold(h.owner_id(), me.id(), h.token());
-
-    error_code gec;
-    resp::value current;
     hold_window const w{o.lock, o.kind == stress_kind::read, fmt::format("{}:{}:{}", ::getpid(), me.id(), i),
                         monotonic_ns(h.valid_until()) / 1000};
-    if (read_write) {
-      auto [cec, mine, other, counter] = co_await open_window(c, w, o.counter);
-      gec = cec;
-      current = std::move(counter);
-      if (!cec && o.kind == stress_kind::read) {
-        t.max_concurrent_readers = std::max(t.max_concurrent_readers, mine);
-        if (other > 0) ++t.overlaps;
-      } else if (!cec && (mine > 1 || other > 0)) {
-        ++t.overlaps;
-      }
-    } else {
-      resp::request get;
-      get.push("GET", o.counter);
-      std::tie(gec, current) = co_await try_command(c, std::move(get));
-    }
-    std::int64_t value = 0;
-    if (!gec && !current.is_null()) current.as_integer(value);
+    auto const seen = co_await look_under(c, o, t, w);
     if (o.hold_ms > 0) {
       asio::steady_timer pause{ex, std::chrono::milliseconds{o.hold_ms}};
       co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
     }
-    if (gec) {
-      ++t.errors;  // no write without a read; the lock is still released below
-      report.add("read", gec);
-      log.write("error", me.id(), h.token(), {{"detail", gec.message()}});
-    } else if (o.fence_key) {
-      // The write carries the token and the value it read: the resource refuses tokens older than
-      // one it has seen, and a value that changed meanwhile. Logged before it is sent, so that a
-      // history read after a kill still knows the write may have run.
-      log.write("writing", me.id(), h.token(), {{"value", value + 1}, {"valid_until_ns", monotonic_ns(h.valid_until())}});
-      fenced_write w{.fence_key = *o.fence_key, .key = o.counter, .value = std::to_string(value + 1),
-                     .token = h.token(), .expected = std::string{current.text()}};
-      auto [wec, accepted] = co_await c.fenced_set(std::move(w), asio::as_tuple(asio::use_awaitable));
-      if (wec == error::ambiguous) ++t.unknown;
-      if (wec) {
-        ++t.errors;
-        report.add("fenced write", wec);
-        log.write(wec == error::ambiguous ? "write_unknown" : "write_failed", me.id(), h.token(),
-                  {{"detail", wec.message()}});
-      } else if (accepted) {
-        ++t.accepted;
-        log.write("write_accepted", me.id(), h.token());
-      } else {
-        ++t.rejected;
-        log.write("write_rejected", me.id(), h.token());
-      }
-    } else if (o.kind == stress_kind::read) {
-      // A reader writes nothing: the counter must be what it was when the read began.
-      resp::request get;
-      get.push("GET", o.counter);
-      auto [rec, again] = co_await try_command(c, std::move(get));
-      if (rec) {
-        ++t.errors;
-        report.add("read", rec);
-      } else if (again.text() != current.text()) {
-        ++t.changed_under_read;
-        log.write("changed_under_read", me.id(), h.token());
-      }
-    } else {
-      resp::request set;
-      set.push("SET", o.counter, value + 1);
-      auto [sec, ignored] = co_await try_command(c, std::move(set));
-      if (sec) {
-        ++t.errors;
-        report.add("write", sec);
-        log.write("error", me.id(), h.token(), {{"detail", sec.message()}});
-      }
-    }
-
+    co_await use_hold(c, o, t, log, report, me, h, seen);
     if (read_write) {
       if (auto oec = co_await close_window(c, w)) {
         ++t.errors;
         report.add("counting out", oec);
       }
     }
-    // The worker's use of the hold ends here, or at its deadline if that came first.
-    log.write("releasing", me.id(), h.token(), {{"valid_until_ns", monotonic_ns(h.valid_until())}});
-    auto const rec = co_await let_go(c, h, o);
-    if (rec && rec != error::lease_lost) {
-      // The client retries the release until it goes through or the lease ends: wait for that.
-      ++t.errors;
-      report.add("release", rec);
-      log.write("release_failed", me.id(), h.token(), {{"detail", rec.message()}});
-      co_await h.wait_lost(asio::as_tuple(asio::use_awaitable));
-    }
-    // Every hold ends exactly once, released or lost.
-    if (h.status() == hold_status::released) {
-      ++t.released;
-      log.write("released", me.id(), h.token());
-    } else if (h.status() == hold_status::lost) {
-      ++t.lost;
-      log.write("lost", me.id(), h.token());
-    } else {
-      ++t.errors;
-      report.add("ending a hold", error::not_held);
-      log.write("error", me.id(), h.token(), {{"detail", "the hold did not end"}});
-    }
-    log.forget_hold(h.owner_id());
+    co_await end_hold(c, o, t, log, report, me, h);
   }
 }
 

@@ -1,13 +1,8 @@
 #pragma once
 
-// The checks `redisync timeline` prints under its picture, computed from the histories alone:
-//   - overlaps: pairs of holds of one lock, from different owners and at least one of them
-//     exclusive, whose validity windows (timeline_hold) intersect. Reads may overlap reads;
-//     permits are not checked (many at once is their point: stress flags a count past the limit);
-//   - tokens: each exclusive hold's fencing token is above the one granted before it, per lock;
-//   - counter: the values of the accepted fenced writes (each writes counter + 1) are a run with
-//     no value twice and none missing, but for writes that may have run.
-// Each caption line says what it checked, so that "0" never stands for "not looked at".
+// The checks `redisync timeline` prints under its picture: the test bed's (testbed/history_checks.hpp),
+// one caption line each, computed from the histories alone. Each line says what it checked, so
+// that "0" never stands for "not looked at".
 
 #include "cli/lab/timeline/timeline_history.hpp"
 

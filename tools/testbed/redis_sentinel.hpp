@@ -5,7 +5,7 @@
 // each with a config file of its own that it rewrites. Roles are asked from the sentinels every
 // time: a failover swaps them. Every process is stopped by its PID when the set goes away.
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 
 #include <chrono>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "process/redis_sentinel.hpp"
+#include "testbed/redis_sentinel.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "process/child.hpp"
+#include "testbed/child.hpp"
 
 #include <cerrno>
 #include <csignal>

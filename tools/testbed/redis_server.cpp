@@ -1,5 +1,5 @@
-#include "process/redis_server.hpp"
-#include "process/child.hpp"
+#include "testbed/redis_server.hpp"
+#include "testbed/child.hpp"
 
 #include <redisync/resp/parser.hpp>
 #include <redisync/resp/request.hpp>

@@ -6,7 +6,7 @@
 // never assumed: a failover changes them. Every wait is bounded and its error names the node, its
 // port and the state it was in. Nodes are stopped by their PIDs when the cluster goes away.
 
-#include "process/redis_server.hpp"
+#include "testbed/redis_server.hpp"
 
 #include <chrono>
 #include <cstddef>

@@ -1,5 +1,5 @@
-#include "process/redis_cluster.hpp"
-#include "process/child.hpp"
+#include "testbed/redis_cluster.hpp"
+#include "testbed/child.hpp"
 
 #include "routing/hash_slot.hpp"
 
