@@ -11,16 +11,6 @@ namespace redisync::detail::fair_protocol {
 namespace asio = boost::asio;
 using io::error_code;
 
-void start_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
-                   asio::any_completion_handler<lock_protocol::acquire_signature> h) {
-  sync::launch_acquire<fair_acquire>(std::move(core), std::move(a), std::move(h));
-}
-
-void start_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
-                   asio::any_completion_handler<lock_protocol::try_acquire_signature> h) {
-  sync::launch_acquire<fair_acquire>(std::move(core), std::move(a), std::move(h));
-}
-
 fair_acquire::fair_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
                            handler_type handler)
     : lock_acquire{lock_protocol::channel_of(a.name), std::move(core), std::move(a), std::move(handler)} {}

@@ -25,9 +25,5 @@ class fair_acquire final : public lock_protocol::lock_acquire {
   void complete(io::error_code ec, bool held) override;
 };
 
-void start_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
-                   boost::asio::any_completion_handler<lock_protocol::acquire_signature> h);
-void start_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
-                   boost::asio::any_completion_handler<lock_protocol::try_acquire_signature> h);
 
 }  // namespace redisync::detail::fair_protocol

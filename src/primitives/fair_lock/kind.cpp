@@ -4,14 +4,13 @@
 #include "primitives/fair_lock/protocol.hpp"
 #include "primitives/lock_protocol/kinds.hpp"
 #include "primitives/lock_protocol/protocol.hpp"
+#include "sync/launch_acquire.hpp"
 
 #include <scripts.hpp>
 
 namespace redisync::detail::lock_protocol {
 
 namespace {
-
-namespace asio = boost::asio;
 
 // fair_calls.lua's `release`: the next waiter of the server's queue is called; a waiter of this
 // client gets the lock straight away only if the server finds it at the head.
@@ -27,11 +26,6 @@ script_args undo_args(sync::client_core& core, std::string const& name, std::str
                                      {});
 }
 
-template <class Signature>
-void acquire(std::shared_ptr<sync::client_core> core, acquire_args a, asio::any_completion_handler<Signature> h) {
-  fair_protocol::start_acquire(std::move(core), std::move(a), std::move(h));
-}
-
 }  // namespace
 
 kind_facts const fair_facts{.kind = lock_kind::fair,
@@ -45,8 +39,8 @@ kind_facts const fair_facts{.kind = lock_kind::fair,
                             .own_token = true,
                             .multi_operation = "fair",
                             .multi_key_of = fair_protocol::queue_key_of,
-                            .acquire = acquire<acquire_signature>,
-                            .try_acquire = acquire<try_acquire_signature>,
+                            .acquire = sync::launch_acquire<fair_protocol::fair_acquire, acquire_args, acquire_signature>,
+                            .try_acquire = sync::launch_acquire<fair_protocol::fair_acquire, acquire_args, try_acquire_signature>,
                             .undo_args = undo_args,
                             .force_script = &scripts::lock_force_release,
                             .force_args = force_hash_args};

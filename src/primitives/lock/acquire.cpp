@@ -1,24 +1,10 @@
 #include "primitives/lock/acquire.hpp"
 
-#include "sync/launch_acquire.hpp"
-
 #include <scripts.hpp>
 
 #include <array>
 
 namespace redisync::detail::reentrant_lock {
-
-namespace asio = boost::asio;
-
-void start_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
-                   asio::any_completion_handler<lock_protocol::acquire_signature> h) {
-  sync::launch_acquire<reentrant_acquire>(std::move(core), std::move(a), std::move(h));
-}
-
-void start_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
-                   asio::any_completion_handler<lock_protocol::try_acquire_signature> h) {
-  sync::launch_acquire<reentrant_acquire>(std::move(core), std::move(a), std::move(h));
-}
 
 script const& reentrant_acquire::attempt_script() const { return scripts::lock_calls; }
 

@@ -8,12 +8,6 @@
 
 namespace redisync::detail::reentrant_lock {
 
-// Starts an acquire on the client's strand; `h` completes on its own executor.
-void start_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
-                   boost::asio::any_completion_handler<lock_protocol::acquire_signature> h);
-void start_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a,
-                   boost::asio::any_completion_handler<lock_protocol::try_acquire_signature> h);
-
 class reentrant_acquire final : public lock_protocol::lock_acquire {
  public:
   reentrant_acquire(std::shared_ptr<sync::client_core> core, lock_protocol::acquire_args a, handler_type handler)

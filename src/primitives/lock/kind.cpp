@@ -3,6 +3,7 @@
 #include "primitives/lock/acquire.hpp"
 #include "primitives/lock_protocol/kinds.hpp"
 #include "primitives/lock_protocol/protocol.hpp"
+#include "sync/launch_acquire.hpp"
 
 #include <scripts.hpp>
 
@@ -11,8 +12,6 @@
 namespace redisync::detail::lock_protocol {
 
 namespace {
-
-namespace asio = boost::asio;
 
 // lock_calls.lua's `release`, the shortest call, for a first call with no hand-off; else
 // `release-with`, with the count of a lost call (or the hold a release made again ends) and the
@@ -39,11 +38,6 @@ script_args undo_args(sync::client_core& core, std::string const& name, std::str
           {"release-with", field, watchdog_lease(core), channel_of(name), retry_argument(count_before + 1), "", ""}};
 }
 
-template <class Signature>
-void acquire(std::shared_ptr<sync::client_core> core, acquire_args a, asio::any_completion_handler<Signature> h) {
-  reentrant_lock::start_acquire(std::move(core), std::move(a), std::move(h));
-}
-
 }  // namespace
 
 kind_facts const reentrant_facts{.kind = lock_kind::reentrant,
@@ -57,8 +51,8 @@ kind_facts const reentrant_facts{.kind = lock_kind::reentrant,
                                  .own_token = true,
                                  .multi_operation = "lock",
                                  .multi_key_of = the_lock_itself,
-                                 .acquire = acquire<acquire_signature>,
-                                 .try_acquire = acquire<try_acquire_signature>,
+                                 .acquire = sync::launch_acquire<reentrant_lock::reentrant_acquire, acquire_args, acquire_signature>,
+                                 .try_acquire = sync::launch_acquire<reentrant_lock::reentrant_acquire, acquire_args, try_acquire_signature>,
                                  .undo_args = undo_args,
                                  .force_script = &scripts::lock_force_release,
                                  .force_args = force_hash_args};
