@@ -72,27 +72,29 @@ asio::awaitable<void> off_thread(std::function<void()> f) {
   if (failure) std::rethrow_exception(failure);
 }
 
-asio::awaitable<int> show(asio::io_context& ctx, topology_faults faults) {
-  demo_report report;
-  auto cfg = config_from_url(faults.url);
-  cfg.watchdog_lease = 3s;  // renewed every second: a failover longer than that would show
-  client c{ctx.get_executor(), cfg};
-  c.start();
-  co_await connect(c);
-  std::string const name = "redisync-demo:failover";
-  auto a = c.new_owner(), b = c.new_owner();
+// A hold through a failover of its master: A keeps it, B waiting gets it once A lets go, with a
+// greater token. Returns the last token granted.
+asio::awaitable<std::uint64_t> through_a_failover(asio::io_context& ctx, client& c, topology_faults& faults,
+                                                  demo_report& report, std::string const& name, owner const& a,
+                                                  owner const& b) {
   auto first = co_await a.lock(name).acquire(asio::use_awaitable);
   auto const first_node = c.node_of(name);
   report.say("owner A holds {} on {} (token {}, lease 3 s, renewed by the watchdog)", name, first_node,
              first.token());
-  std::optional<held> second;
-  boost::system::error_code waiter_error;
-  auto waiter = [&]() -> asio::awaitable<void> {
-    auto [ec, h] = co_await b.lock(name).acquire(asio::as_tuple(asio::use_awaitable));
-    waiter_error = ec;
-    if (!ec) second = std::move(h);
+  // B's wait may outlast this function (if it never gets the lock): what it learns is shared.
+  struct waited {
+    std::optional<held> hold;
+    boost::system::error_code error;
+  };
+  auto const got = std::make_shared<waited>();
+  auto waiter = [got, lock = b.lock(name)]() mutable -> asio::awaitable<void> {
+    auto [ec, h] = co_await lock.acquire(asio::as_tuple(asio::use_awaitable));
+    got->error = ec;
+    if (!ec) got->hold = std::move(h);
   };
   asio::co_spawn(ctx, waiter, asio::detached);
+  auto& second = got->hold;
+  auto const& waiter_error = got->error;
   report.say("owner B waits for it; failing the lock's master over to its replica");
   std::string serving_port;
   co_await off_thread([&] {
@@ -114,9 +116,16 @@ asio::awaitable<int> show(asio::io_context& ctx, topology_faults faults) {
   report.record("the waiter gets it with a greater token", second && second->token() > first.token(),
                 second ? fmt::format("token {} after {}", second->token(), first.token())
                        : fmt::format("B never got it: {}", waiter_error ? waiter_error.message() : "still waiting"));
-  auto const before_kill = second ? second->token() : first.token();
+  auto const last = second ? second->token() : first.token();
   if (second) co_await second->release(asio::use_awaitable);
+  co_return last;
+}
 
+// The lock's master killed: a replica takes over, and the lock is held again soon after, with a
+// token above `before_kill`.
+asio::awaitable<void> through_a_killed_master(asio::io_context& ctx, client& c, topology_faults& faults,
+                                              demo_report& report, std::string const& name, owner const& a,
+                                              std::uint64_t before_kill) {
   report.say("killing the lock's master with SIGKILL ({} on {})", name, c.node_of(name));
   auto const killed_node = faults.serving(name);
   faults.kill(name);
@@ -161,6 +170,19 @@ asio::awaitable<int> show(asio::io_context& ctx, topology_faults faults) {
   report.record("fencing tokens keep rising", after && after->token() > before_kill,
                 after ? fmt::format("token {} after {}", after->token(), before_kill) : "not held");
   if (after) co_await after->release(asio::use_awaitable);
+}
+
+asio::awaitable<int> show(asio::io_context& ctx, topology_faults faults) {
+  demo_report report;
+  auto cfg = config_from_url(faults.url);
+  cfg.watchdog_lease = 3s;  // renewed every second: a failover longer than that would show
+  client c{ctx.get_executor(), cfg};
+  c.start();
+  co_await connect(c);
+  std::string const name = "redisync-demo:failover";
+  auto a = c.new_owner(), b = c.new_owner();
+  auto const before_kill = co_await through_a_failover(ctx, c, faults, report, name, a, b);
+  co_await through_a_killed_master(ctx, c, faults, report, name, a, before_kill);
   c.stop();
   co_return report.summary();
 }

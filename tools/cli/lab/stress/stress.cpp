@@ -335,6 +335,43 @@ asio::awaitable<int> stress(asio::io_context& ctx, stress_options o) {
   co_return t.errors == 0 && t.overlaps == 0 && t.changed_under_read == 0 ? 0 : 1;
 }
 
+// The row of `--kind`, or a usage error that names them all.
+stress_kind_facts const& kind_named(std::string const& kind) {
+  auto const named =
+      std::find_if(stress_kinds.begin(), stress_kinds.end(), [&](auto const& k) { return k.name == kind; });
+  if (named != stress_kinds.end()) return *named;
+  std::string names;
+  for (auto const& k : stress_kinds) {
+    if (!names.empty()) names += &k == &stress_kinds.back() ? " or " : ", ";
+    names += k.name;
+  }
+  throw usage_error{"--kind must be " + names + ", not '" + kind + "'"};
+}
+
+// What each kind refuses of the other options.
+void check_kind_options(stress_options& o, po::variables_map const& vm, stress_kind_facts const& named) {
+  if (o.kind == stress_kind::latch) {
+    in_range("--permits (the latch's count)", o.permits, 1, 1'000'000);
+    if (vm.count("fence-key") || o.lease_ms) throw usage_error{"a latch has no holds: no --fence-key or --lease-ms"};
+  } else if (named.permits) {
+    in_range("--permits", o.permits, 1, 1'000'000);
+    if (vm.count("fence-key")) throw usage_error{"a semaphore's holders write side by side: no --fence-key"};
+  } else if (!vm["permits"].defaulted()) {
+    throw usage_error{"--permits is for --kind semaphore, permits, fair-permits or latch"};
+  }
+  if (o.kind == stress_kind::election && o.lease_ms) {
+    throw usage_error{"leadership is held with the watchdog's lease: --watchdog-ms, not --lease-ms"};
+  }
+  if (o.kind == stress_kind::semaphore && o.lease_ms) throw usage_error{"a Redisson semaphore's permits have no lease: no --lease-ms"};
+  if (vm.count("fence-key") && o.kind == stress_kind::read) throw usage_error{"a reader writes nothing: no --fence-key"};
+  if (o.kind == stress_kind::multi) {
+    if (vm.count("counter")) throw usage_error{"a multi-lock counts each name in <name>:counter: no --counter"};
+    for (auto const& name : multi_names(o.lock)) {
+      if (name.empty()) throw usage_error{"--lock of a multi-lock names locks between commas: '" + o.lock + "' has an empty one"};
+    }
+  }
+}
+
 }  // namespace
 
 int stress_main(std::vector<std::string> const& args) {
@@ -375,42 +412,12 @@ int stress_main(std::vector<std::string> const& args) {
     }
     o.lease_ms = static_cast<int>(in_range("--lease-ms", vm["lease-ms"].as<int>(), shortest_lease.count(), one_day_ms));
   }
-  auto const kind = vm["kind"].as<std::string>();
-  auto const named =
-      std::find_if(stress_kinds.begin(), stress_kinds.end(), [&](auto const& k) { return k.name == kind; });
-  if (named == stress_kinds.end()) {
-    std::string names;
-    for (auto const& k : stress_kinds) {
-      if (!names.empty()) names += &k == &stress_kinds.back() ? " or " : ", ";
-      names += k.name;
-    }
-    throw usage_error{"--kind must be " + names + ", not '" + kind + "'"};
-  }
-  o.kind = named->kind;
-  bool const semaphore = named->permits;
-  if (o.kind == stress_kind::latch) {
-    in_range("--permits (the latch's count)", o.permits, 1, 1'000'000);
-    if (vm.count("fence-key") || o.lease_ms) throw usage_error{"a latch has no holds: no --fence-key or --lease-ms"};
-  } else if (semaphore) {
-    in_range("--permits", o.permits, 1, 1'000'000);
-    if (vm.count("fence-key")) throw usage_error{"a semaphore's holders write side by side: no --fence-key"};
-  } else if (!vm["permits"].defaulted()) {
-    throw usage_error{"--permits is for --kind semaphore, permits, fair-permits or latch"};
-  }
-  if (o.kind == stress_kind::election && o.lease_ms) {
-    throw usage_error{"leadership is held with the watchdog's lease: --watchdog-ms, not --lease-ms"};
-  }
-  if (o.kind == stress_kind::semaphore && o.lease_ms) throw usage_error{"a Redisson semaphore's permits have no lease: no --lease-ms"};
-  if (vm.count("fence-key") && o.kind == stress_kind::read) throw usage_error{"a reader writes nothing: no --fence-key"};
+  auto const& named = kind_named(vm["kind"].as<std::string>());
+  o.kind = named.kind;
+  check_kind_options(o, vm, named);
   if (vm.count("fence-key")) o.fence_key = vm["fence-key"].as<std::string>();
   if (vm.count("history")) o.history = vm["history"].as<std::string>();
   o.metrics = metrics_options_from(vm);
-  if (o.kind == stress_kind::multi) {
-    if (vm.count("counter")) throw usage_error{"a multi-lock counts each name in <name>:counter: no --counter"};
-    for (auto const& name : multi_names(o.lock)) {
-      if (name.empty()) throw usage_error{"--lock of a multi-lock names locks between commas: '" + o.lock + "' has an empty one"};
-    }
-  }
   if (o.counter.empty()) o.counter = o.lock + ":counter";
   in_range("the lock name's length in bytes", static_cast<std::int64_t>(o.lock.size()), 1, 64 * 1024);
   in_range("--workers", o.workers, 1, 10000);

@@ -48,6 +48,86 @@ asio::awaitable<json::array> queue_by_client(client& c, std::string const& name,
   co_return queue;
 }
 
+// What the lock hash holds: its owners with their counts, a read-write lock's mode, or why the
+// hash is no lock (a field that no lock has).
+struct lock_hash {
+  json::object holders;
+  std::string mode;
+  std::string foreign;
+};
+
+asio::awaitable<lock_hash> read_hash(client& c, std::string const& name) {
+  lock_hash out;
+  resp::request all;
+  all.push("HGETALL", name);
+  auto fields = co_await c.exec(std::move(all), asio::use_awaitable);
+  auto const e = fields.front().elements();
+  for (std::size_t i = 0; i + 1 < e.size() && out.foreign.empty(); i += 2) {
+    std::string_view const field = e[i].text(), value = e[i + 1].text();
+    std::int64_t count = 0;
+    if (field == "mode" && (value == "read" || value == "write")) {
+      out.mode = value;
+    } else if (field.find(':') != std::string_view::npos && e[i + 1].as_integer(count) && count > 0) {
+      out.holders[field] = count;  // an owner (<id>:<number>, a writer's with :write) and its hold count
+    } else {
+      out.foreign = fmt::format("its field '{}' is '{}'", field, value);
+    }
+  }
+  if (!out.foreign.empty()) {
+    out.holders.clear();
+    out.mode.clear();
+  }
+  co_return out;
+}
+
+// A read-write lock's sides: each reader's levels with the time left of each, and the writer.
+struct lock_sides {
+  json::array readers;
+  json::value writer = nullptr;
+};
+
+asio::awaitable<lock_sides> read_sides(client& c, std::string const& name, json::object const& holders) {
+  lock_sides out;
+  resp::request ttls;
+  for (auto const& [owner, count] : holders) {
+    if (owner.ends_with(":write")) continue;
+    // (A count past the depth limit was tampered with: its levels past it were never made.)
+    for (std::int64_t level = 1; level <= std::min(count.as_int64(), max_hold_depth); ++level) {
+      ttls.push("PTTL", fmt::format("{}:{}:rwlock_timeout:{}", detail::rw_protocol::timeout_base_of(name),
+                                    std::string_view{owner}, level));
+    }
+  }
+  response left;
+  if (!ttls.empty()) left = co_await c.exec(std::move(ttls), asio::use_awaitable);
+  std::size_t next = 0;
+  for (auto const& [owner, count] : holders) {
+    if (owner.ends_with(":write")) {
+      out.writer = json::object{{"owner", owner}, {"count", count}};
+      continue;
+    }
+    json::array levels;
+    for (std::int64_t level = 1; level <= std::min(count.as_int64(), max_hold_depth) && next < left.size(); ++level) {
+      levels.push_back(left[next++].integer());
+    }
+    out.readers.push_back(json::object{{"owner", owner}, {"count", count}, {"ttls_ms", levels}});
+  }
+  co_return out;
+}
+
+// The writers marked as waiting (`marks`: ZRANGE of the marks key), in order.
+asio::awaitable<json::array> waiting_writers_of(client& c, std::string const& name, resp::value const& marks) {
+  json::array out;
+  for (auto const& w : co_await queue_by_client(c, name, marks)) {
+    auto const mark = detail::rw_protocol::read_mark(w.at("owner").as_string());
+    if (!mark) continue;
+    out.push_back(json::object{{"owner", mark->writer},
+                               {"client", w.at("client")},
+                               {"grant_lease_ms", mark->lease_ms},
+                               {"alive_for_ms", w.at("alive_for_ms")}});
+  }
+  co_return out;
+}
+
 }  // namespace
 
 asio::awaitable<json::object> read_lock_state(client& c, std::string const& name) {
@@ -66,87 +146,31 @@ asio::awaitable<json::object> read_lock_state(client& c, std::string const& name
   auto replies = co_await c.exec(std::move(req), asio::use_awaitable);
   if (auto const ec = check_replies(replies)) throw boost::system::system_error{ec, "reading the lock " + name};
   std::string const type{replies[0].text()};
-  json::object holders;
-  std::string mode;     // a read-write lock's
-  std::string foreign;  // why a hash is no lock: a field that no lock has
-  if (type == "hash") {
-    resp::request all;
-    all.push("HGETALL", name);
-    auto fields = co_await c.exec(std::move(all), asio::use_awaitable);
-    auto const e = fields.front().elements();
-    for (std::size_t i = 0; i + 1 < e.size() && foreign.empty(); i += 2) {
-      std::string_view const field = e[i].text(), value = e[i + 1].text();
-      std::int64_t count = 0;
-      if (field == "mode" && (value == "read" || value == "write")) {
-        mode = value;
-      } else if (field.find(':') != std::string_view::npos && e[i + 1].as_integer(count) && count > 0) {
-        holders[field] = count;  // an owner (<id>:<number>, a writer's with :write) and its hold count
-      } else {
-        foreign = fmt::format("its field '{}' is '{}'", field, value);
-      }
-    }
-    if (!foreign.empty()) {
-      holders.clear();
-      mode.clear();
-    }
-  }
-  // A read-write lock: each reader's levels with the time left of each, and the writer.
-  json::array readers;
-  json::value writer = nullptr;
-  if (!mode.empty()) {
-    resp::request ttls;
-    for (auto const& [owner, count] : holders) {
-      if (owner.ends_with(":write")) continue;
-      // (A count past the depth limit was tampered with: its levels past it were never made.)
-      for (std::int64_t level = 1; level <= std::min(count.as_int64(), max_hold_depth); ++level) {
-        ttls.push("PTTL", fmt::format("{}:{}:rwlock_timeout:{}", detail::rw_protocol::timeout_base_of(name),
-                                      std::string_view{owner}, level));
-      }
-    }
-    response left;
-    if (!ttls.empty()) left = co_await c.exec(std::move(ttls), asio::use_awaitable);
-    std::size_t next = 0;
-    for (auto const& [owner, count] : holders) {
-      if (owner.ends_with(":write")) {
-        writer = json::object{{"owner", owner}, {"count", count}};
-        continue;
-      }
-      json::array levels;
-      for (std::int64_t level = 1; level <= std::min(count.as_int64(), max_hold_depth) && next < left.size();
-           ++level) {
-        levels.push_back(left[next++].integer());
-      }
-      readers.push_back(json::object{{"owner", owner}, {"count", count}, {"ttls_ms", levels}});
-    }
-  }
+  lock_hash hash;
+  if (type == "hash") hash = co_await read_hash(c, name);
+  lock_sides sides;
+  if (!hash.mode.empty()) sides = co_await read_sides(c, name, hash.holders);
   std::int64_t token = 0;
   if (!replies[2].is_null()) replies[2].as_integer(token);
-  auto const subscribers = subscribers_in(replies[3]);
-  std::int64_t const pttl = replies[1].integer();
   json::array queue = co_await queue_by_client(c, name, replies[4]);
-  json::array waiting_writers;
-  for (auto const& w : co_await queue_by_client(c, name, replies[7])) {
-    auto const mark = detail::rw_protocol::read_mark(w.at("owner").as_string());
-    if (!mark) continue;
-    waiting_writers.push_back(json::object{{"owner", mark->writer},
-                                           {"client", w.at("client")},
-                                           {"grant_lease_ms", mark->lease_ms},
-                                           {"alive_for_ms", w.at("alive_for_ms")}});
-  }
-  auto const rw_subscribers = subscribers_in(replies[6]);
-  json::object out{{"name", name},   {"node", c.node_of(name)}, {"type", type},        {"holders", holders},
-                   {"pttl_ms", pttl}, {"fencing_token", token},  {"subscribers", subscribers},
+  json::array waiting_writers = co_await waiting_writers_of(c, name, replies[7]);
+  json::object out{{"name", name},
+                   {"node", c.node_of(name)},
+                   {"type", type},
+                   {"holders", hash.holders},
+                   {"pttl_ms", replies[1].integer()},
+                   {"fencing_token", token},
+                   {"subscribers", subscribers_in(replies[3])},
                    {"fair_queue", queue}};
-  if (!foreign.empty()) out["not_a_lock"] = foreign;
-  if (!mode.empty() || !waiting_writers.empty()) {
-    out["read_write"] = json::object{{"mode", mode},
-                                     {"readers", readers},
-                                     {"writer", writer},
+  if (!hash.foreign.empty()) out["not_a_lock"] = hash.foreign;
+  if (!hash.mode.empty() || !waiting_writers.empty()) {
+    out["read_write"] = json::object{{"mode", hash.mode},
+                                     {"readers", sides.readers},
+                                     {"writer", sides.writer},
                                      {"waiting_writers", waiting_writers},
-                                     {"subscribers", rw_subscribers}};
+                                     {"subscribers", subscribers_in(replies[6])}};
   }
   co_return out;
-
 }
 
 }  // namespace redisync::cli
