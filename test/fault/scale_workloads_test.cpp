@@ -186,10 +186,11 @@ BOOST_AUTO_TEST_CASE(w6_names_a_process_that_fails_before_it_is_ready_and_does_n
   BOOST_TEST((took < 30s), std::chrono::duration_cast<std::chrono::seconds>(took).count() << " s");
 }
 
-// Without ASan's quarantine a freed block is reused at once, so the resident size shows a leak:
-// after the first reconnects have made what they keep, it stays flat. ASan's own bookkeeping still
-// moves by 0.4-0.6 MB over 500 reconnects (a release build: +4 KB over 2,000), so the bound is 1 MB:
-// a leak of 2 KB or more per reconnect shows, and LeakSanitizer reports the unreferenced ones.
+// A leak shows in the bytes allocated and not freed (the sanitizer's own count), which are flat
+// once the first reconnects have made what they keep: 301, 299 and 304 KB before, halfway through
+// and after 1,000 reconnects in one run. The resident size is reported too but not judged: ASan's
+// bookkeeping moves it by 0.4-1.1 MB over 500 reconnects. The bound, 64 KB over 500 reconnects,
+// shows a leak of 128 bytes or more per reconnect; LeakSanitizer reports the unreferenced ones.
 BOOST_AUTO_TEST_CASE(a_thousand_reconnects_leave_file_descriptors_and_memory_flat) {
   auto const r = bench({"--workload", "S3", "--watchdog"},
                        {{"S3_W", "10"}, {"S3_K", "1000"}, {"S3_GAP_MS", "0"},
@@ -199,7 +200,7 @@ BOOST_AUTO_TEST_CASE(a_thousand_reconnects_leave_file_descriptors_and_memory_fla
   BOOST_TEST(number(r, "kills") == 1000);
   BOOST_TEST(number(r, "reconnects") == number(r, "kills"));
   BOOST_TEST(number(r, "fds_after") == number(r, "fds_before"));
-  BOOST_TEST(number(r, "rss_after_kb") - number(r, "rss_halfway_kb") < 1024);
+  BOOST_TEST(number(r, "heap_after_kb") - number(r, "heap_halfway_kb") < 64);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

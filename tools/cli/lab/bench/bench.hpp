@@ -160,6 +160,9 @@ asio::awaitable<bool> run_tasks(std::int64_t count, std::int64_t cap_s, bool& st
 double process_cpu_s();
 std::int64_t rss_kb();
 std::int64_t peak_rss_kb();
+// What the program has allocated and not freed: a leak shows here exactly, where the resident size
+// also moves with the allocator's own bookkeeping.
+std::int64_t heap_in_use_kb();
 std::int64_t open_fds();
 
 // W6, read-mostly, under the read-write lock and, as its baseline, the reentrant lock (bench_rw.cpp).

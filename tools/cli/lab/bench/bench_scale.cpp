@@ -14,12 +14,12 @@ namespace redisync::cli::bench {
 
 using boost::system::error_code;
 
-asio::awaitable<json::object> s1(bench_context& b, bool cold, bool permits) {
-  auto const n = b.p.s1_n;
-  // With `permits`, one leased permit instead of the lock: the waiters wait for it.
-  std::string const key = permits ? "bench:s1:permits" : "bench:s1:lock";
-  client holder_client{co_await asio::this_coro::executor, b.c.cfg()};
-  holder_client.start();
+namespace {
+
+// S1's holder takes the lock (or the one leased permit) that the waiters will wait for; `cold`:
+// the script cache is flushed after, so that every waiter meets NOSCRIPT.
+asio::awaitable<held> take_what_s1_waits_for(bench_context& b, client& holder_client, std::string const& key,
+                                             bool cold, bool permits) {
   held holder;
   if (permits) {
     resp::request reset;
@@ -36,6 +36,29 @@ asio::awaitable<json::object> s1(bench_context& b, bool cold, bool permits) {
     flush.push("SCRIPT", "FLUSH");
     co_await command(b.admin, std::move(flush));
   }
+  co_return holder;
+}
+
+// The longest time between grants, from `released` on.
+double longest_gap_ms(clock_type::time_point released, std::vector<clock_type::time_point> const& acquired) {
+  double max_gap = 0;
+  auto last = released;
+  for (auto const t : acquired) {
+    max_gap = std::max(max_gap, std::chrono::duration<double, std::milli>(t - last).count());
+    last = t;
+  }
+  return max_gap;
+}
+
+}  // namespace
+
+asio::awaitable<json::object> s1(bench_context& b, bool cold, bool permits) {
+  auto const n = b.p.s1_n;
+  // With `permits`, one leased permit instead of the lock: the waiters wait for it.
+  std::string const key = permits ? "bench:s1:permits" : "bench:s1:lock";
+  client holder_client{co_await asio::this_coro::executor, b.c.cfg()};
+  holder_client.start();
+  held holder = co_await take_what_s1_waits_for(b, holder_client, key, cold, permits);
   auto const idle_rss = rss_kb();
   auto const cpu_before = process_cpu_s();
   auto const before = co_await command_stats(b.admin);
@@ -73,12 +96,7 @@ asio::awaitable<json::object> s1(bench_context& b, bool cold, bool permits) {
   double const drain_s = std::chrono::duration<double>(clock_type::now() - released).count();
   auto const after = co_await command_stats(b.admin);
   auto const peak = peak_rss_kb();
-  double max_gap = 0;
-  auto last = released;
-  for (auto const t : acquired) {
-    max_gap = std::max(max_gap, std::chrono::duration<double, std::milli>(t - last).count());
-    last = t;
-  }
+  double const max_gap = longest_gap_ms(released, acquired);
   auto const done = std::int64_t(acquired.size());
   holder_client.stop();
   co_return json::object{
@@ -189,6 +207,24 @@ std::string_view name_of(hold_status s) {
   return "";
 }
 
+// Kills the bench client's connection once from the admin's; 1 if the kill met it.
+asio::awaitable<std::int64_t> kill_own_connection(bench_context& b) {
+  // Asked right after a kill, the question may meet the dead connection: ask again.
+  std::int64_t own_id = -1;
+  for (int tries = 0; own_id < 0; ++tries) {
+    resp::request id;
+    id.push("CLIENT", "ID");
+    auto [ec, reply] = co_await try_command(b.c, std::move(id));
+    if (!ec) own_id = reply.integer();
+    if (ec && (tries == 10 || (ec != error::ambiguous && ec != error::not_connected))) {
+      throw std::runtime_error{"CLIENT ID failed: " + ec.message()};
+    }
+  }
+  resp::request kill;
+  kill.push("CLIENT", "KILL", "ID", own_id);
+  co_return (co_await command(b.admin, std::move(kill))).integer();
+}
+
 }  // namespace
 
 asio::awaitable<json::object> s3(bench_context& b) {
@@ -208,27 +244,19 @@ asio::awaitable<json::object> s3(bench_context& b) {
   co_await sleep_for(std::chrono::milliseconds{200});  // the first waiter's attempt after subscribing
   auto const fds_before = open_fds();
   auto const rss_before = rss_kb();
+  auto const heap_before = heap_in_use_kb();
   auto const connects0 = b.c.metrics().connects;
   auto const renewals0 = b.c.metrics().renewal_calls;
   auto const before = co_await command_stats(b.admin);
   std::int64_t kills = 0;
-  std::int64_t rss_halfway = 0;  // a leak grows on; the first reconnects' allocations do not
+  // A leak grows on; the first reconnects' allocations do not.
+  std::int64_t rss_halfway = 0, heap_halfway = 0;
   for (std::int64_t k = 0; k < b.p.s3_k; ++k) {
-    if (k == b.p.s3_k / 2) rss_halfway = rss_kb();
-    // Asked right after a kill, the question may meet the dead connection: ask again.
-    std::int64_t own_id = -1;
-    for (int tries = 0; own_id < 0; ++tries) {
-      resp::request id;
-      id.push("CLIENT", "ID");
-      auto [ec, reply] = co_await try_command(b.c, std::move(id));
-      if (!ec) own_id = reply.integer();
-      if (ec && (tries == 10 || (ec != error::ambiguous && ec != error::not_connected))) {
-        throw std::runtime_error{"CLIENT ID failed: " + ec.message()};
-      }
+    if (k == b.p.s3_k / 2) {
+      rss_halfway = rss_kb();
+      heap_halfway = heap_in_use_kb();
     }
-    resp::request kill;
-    kill.push("CLIENT", "KILL", "ID", own_id);
-    kills += (co_await command(b.admin, std::move(kill))).integer();
+    kills += co_await kill_own_connection(b);
     co_await sleep_for(std::chrono::milliseconds{b.p.s3_gap_ms});
   }
   auto const reconnected = co_await wait_until([&] { return b.c.metrics().connects >= connects0 + kills; }, std::chrono::seconds{30});
@@ -237,6 +265,7 @@ asio::awaitable<json::object> s3(bench_context& b) {
   // retry, a second later, confirms it (or the lease ends): judged only once it is settled.
   auto const is_settled = [&holder] { return holder.status() != hold_status::uncertain; };
   co_await wait_until(is_settled, std::chrono::seconds{40});
+  auto const heap_after = heap_in_use_kb();
   auto const after = co_await command_stats(b.admin);
   auto const reconnects = std::int64_t(b.c.metrics().connects - connects0);
   // Each attempt after a reconnect finds the lock taken: HEXISTS in the script. CLIENT ID calls are
@@ -260,6 +289,9 @@ asio::awaitable<json::object> s3(bench_context& b) {
       {"rss_before_kb", rss_before},
       {"rss_halfway_kb", rss_halfway},
       {"rss_after_kb", rss_kb()},
+      {"heap_before_kb", heap_before},
+      {"heap_halfway_kb", heap_halfway},
+      {"heap_after_kb", heap_after},
       {"hold_kept", hold_kept},
       {"hold_status", name_of(status)},
       {"safety_ok", hold_kept && done == b.p.s3_w}};

@@ -5,6 +5,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -223,6 +224,17 @@ double process_cpu_s() {
 std::int64_t rss_kb() { return status_kb("VmRSS:"); }
 
 std::int64_t peak_rss_kb() { return status_kb("VmHWM:"); }
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// The sanitizers' allocator replaces malloc's, and mallinfo2 reads zero under it.
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
+std::int64_t heap_in_use_kb() { return std::int64_t(__sanitizer_get_current_allocated_bytes() / 1024); }
+#else
+std::int64_t heap_in_use_kb() {
+  auto const m = ::mallinfo2();
+  return std::int64_t((m.uordblks + m.hblkhd) / 1024);
+}
+#endif
 
 std::int64_t open_fds() {
   return std::distance(std::filesystem::directory_iterator{"/proc/self/fd"}, std::filesystem::directory_iterator{});
