@@ -206,7 +206,8 @@ std::chrono::milliseconds client_core::refusal_budget(error_code const& ec) cons
 }
 
 // Another master took over some slots: releases its predecessor acknowledged lately are made again
-// there (idempotently), where the new master never heard of them.
+// there (idempotently), where the new master never heard of them, and so are holds lost for want
+// of a grant that the new master may have (a failover back to the master that granted them).
 void client_core::on_master_changed() {
   ++master_changes_;
   // A cluster names the master of each slot; a Sentinel's one master replaced them all.
@@ -214,9 +215,7 @@ void client_core::on_master_changed() {
   auto const moved = [this, by_slot](routing::slot_type slot, routing::node_id node) {
     return !by_slot || router_->node_of(slot) != node;
   };
-  for (auto const& hold : releases_.recent(now(), moved)) {
-    release_again(hold, "released through a master that then stopped being master");
-  }
+  for (auto const& [hold, why] : releases_.recent(now(), moved)) release_again(hold, why);
 }
 
 void client_core::on_connected(routing::node_id node) {

@@ -116,6 +116,11 @@ void client_core::lose(std::shared_ptr<hold_state> const& hold, loss_cause why) 
   // Given up for its deadline, the hold may still be on the server (renewals that did not get
   // through): its last level is released there, should it be, instead of waiting out its lease.
   if (why == loss_cause::expired) release_again(hold, "a hold given up for lost at its deadline");
+  // Lost to a new master that lacked it: the grant is still on the old master, and a failover back
+  // within its lease would bring it back held by no one, so the next change of master releases it.
+  if (why == loss_cause::master_changed) {
+    releases_.record(hold, now(), router_->node_of(hold->slot), release_journal::lost_to_a_new_master);
+  }
   for (auto* t : std::exchange(hold->loss_timers, {})) t->cancel();
   for (auto& weak : std::exchange(hold->notifiers, {})) {
     if (auto n = weak.lock()) asio::post(n->ex, [n] { n->signal.emit(asio::cancellation_type::terminal); });

@@ -19,9 +19,9 @@ std::shared_ptr<core::hold_state> hold_of(std::string name, std::chrono::millise
   return h;
 }
 
-std::vector<std::string> names(std::vector<std::shared_ptr<core::hold_state>> const& holds) {
+std::vector<std::string> names(std::vector<core::release_journal::recorded> const& holds) {
   std::vector<std::string> out;
-  for (auto const& h : holds) out.push_back(h->name);
+  for (auto const& h : holds) out.push_back(h.hold->name);
   return out;
 }
 
@@ -51,6 +51,20 @@ BOOST_AUTO_TEST_CASE(only_releases_whose_slot_has_another_master_now_are_made_ag
     return slot == 2 && node == 7;  // slot 2 is served by another node than 7 now
   };
   BOOST_TEST(names(journal.recent(t0 + 1s, moved)) == (std::vector<std::string>{"moved"}));
+}
+
+// A hold lost because the new master lacked it is released at the next change of master (a
+// failover back to the master that granted it), and says so.
+BOOST_AUTO_TEST_CASE(a_hold_lost_to_a_new_master_is_released_at_the_next_change_with_its_reason) {
+  core::release_journal journal{10s};
+  auto const t0 = core::clock_type::time_point{} + 1h;
+  journal.record(hold_of("released", 30s), t0, 0);
+  journal.record(hold_of("lost", 30s), t0 + 1s, 0, core::release_journal::lost_to_a_new_master);
+  auto const made_again = journal.recent(t0 + 2s, every_slot_moved);
+  BOOST_TEST_REQUIRE(made_again.size() == 2u);
+  BOOST_TEST(made_again[0].why == core::release_journal::released_then_demoted);
+  BOOST_TEST(made_again[1].hold->name == "lost");
+  BOOST_TEST(made_again[1].why == core::release_journal::lost_to_a_new_master);
 }
 
 BOOST_AUTO_TEST_CASE(the_journal_keeps_the_latest_entries_and_none_with_a_window_of_zero) {
