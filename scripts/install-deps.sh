@@ -10,9 +10,9 @@ packages=(
   libfmt-dev libssl-dev openssl
   redis-server redis-tools
   clang-14 libclang-rt-14-dev
-  # The optional Prometheus exporter, the Prometheus server its test scrapes with, and tmux for
-  # the test of `redisync top`.
-  prometheus-cpp-dev prometheus tmux
+  # The optional Prometheus exporter, the Prometheus server its test scrapes with, tmux for the
+  # test of `redisync top`, and spin for the model check of the RedLock protocol.
+  prometheus-cpp-dev prometheus tmux spin
 )
 
 # nodejs and npm run the Redisson-protocol client of the interoperability test.
