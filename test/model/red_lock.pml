@@ -1,7 +1,9 @@
 /* RedLock's quorum protocol (docs/design.md, "RedLock"), checked with spin by
    test/model/check.sh: accepted fencing tokens only rise and no two holds are valid at once, with
-   N = 3 masters and C = 2 clients, requests and replies lost, masters answering in any order, and
-   one master restarted without persistence.
+   N = 3 masters and C = 2 clients (one attempt each, one raise), replies lost, each answer a step
+   of its own between which anything else may happen, and one master restarted without
+   persistence. (A request lost on the way is not modelled apart: a grant whose reply is lost and
+   whose key then expires leaves the master as it found it, but for the counter.)
 
    Time is abstracted to what the protocol relies on. A client believes in a member (a grant or
    renewal it saw confirmed) until that member's deadline, which comes before the master's key
